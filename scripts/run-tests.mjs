@@ -1,0 +1,36 @@
+// Runs the whole test suite against a real Neo4j: starts the managed one in .chronoql-test
+// (or uses CHRONOQL_TEST_NEO4J_URI), runs every test/*.test.ts one file at a time (they share
+// the database and each test resets it), then stops what it started.
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const files = readdirSync(join(root, 'test'))
+  .filter((file) => file.endsWith('.test.ts'))
+  .sort()
+  .map((file) => join('test', file));
+if (files.length === 0) {
+  process.stderr.write('run-tests: no test files found under test/\n');
+  process.exit(1);
+}
+
+const external = process.env.CHRONOQL_TEST_NEO4J_URI;
+let neo4j;
+if (external) {
+  neo4j = { uri: external, user: process.env.CHRONOQL_TEST_NEO4J_USER ?? 'neo4j', password: process.env.CHRONOQL_TEST_NEO4J_PASSWORD ?? '', stop: async () => {} };
+} else {
+  const { startManagedNeo4j } = await import(join(root, 'dist', 'src', 'graph', 'managedNeo4j.js'));
+  neo4j = await startManagedNeo4j({ dataDir: join(root, '.chronoql-test'), heapMb: 1024, log: (message) => process.stderr.write(`run-tests: ${message}\n`) });
+}
+
+const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...process.argv.slice(2), ...files];
+const child = spawn(process.execPath, args, {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, NEO4J_URI: neo4j.uri, NEO4J_USER: neo4j.user, NEO4J_PASSWORD: neo4j.password, CHRONOQL_DATA_DIR: join(root, '.chronoql-test') },
+});
+const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+await neo4j.stop();
+process.exit(code);

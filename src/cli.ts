@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+import 'reflect-metadata';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SingleBar, Presets } from 'cli-progress';
+import { Command, Option } from 'commander';
+import { parseDateInput } from './graph/temporal.js';
+import { migrate } from './graph/migrator.js';
+import { demoSnapshots } from './ingest/demoCorpus.js';
+import { InvalidSnapshotError, SnapshotOrderError } from './ingest/errors.js';
+import type { IngestReport } from './ingest/ingestService.js';
+import { readSnapshotFile } from './ingest/snapshotReader.js';
+import { projectRoot } from './paths.js';
+import { printChronoqlSchema } from './schema/index.js';
+import { startServer } from './server/app.js';
+import { loadConfig } from './server/config.js';
+import { createLogger, type Logger } from './server/logger.js';
+import { openRuntime, type Runtime } from './server/runtime.js';
+
+function summary(report: IngestReport): string {
+  if (report.alreadyIngested) return `snapshot ${report.snapshot.id} was already ingested; nothing changed`;
+  const { sentences: s, facts: f } = report;
+  const seconds = report.durationMs / 1000;
+  return [
+    `snapshot ${report.snapshot.id}: ${report.articles} articles (${report.articlesAdded} added, ${report.articlesChanged} changed, ${report.articlesRemoved} removed, ${report.articlesResumed} already written by an earlier run)`,
+    `  sentences: ${s.total} (${s.unchanged} unchanged, ${s.changed} changed, ${s.new} new, ${s.deleted} deleted, ${s.initial} in new articles)`,
+    `  facts: ${f.updated} updated, ${f.new} new, ${f.removed} removed, ${f.initial} in new articles`,
+    `  ${report.changeEvents} change events in ${seconds.toFixed(1)} s (${Math.round(s.total / Math.max(seconds, 1e-3))} sentences/s)`,
+  ].join('\n');
+}
+
+async function withRuntime<T>(log: Logger, work: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const runtime = await openRuntime(loadConfig(), log);
+  try {
+    return await work(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function ingestFile(runtime: Runtime, file: string, options: { takenAt: Date; source: string; complete: boolean }): Promise<IngestReport> {
+  const articles = await readSnapshotFile(file);
+  const bar = new SingleBar({ stream: process.stderr, format: ' {bar} {value}/{total} articles | {eta_formatted} left' }, Presets.shades_classic);
+  bar.start(articles.length, 0);
+  try {
+    return await runtime.services.ingest.ingest(articles, { ...options, onProgress: (done) => bar.update(done) });
+  } finally {
+    bar.stop();
+  }
+}
+
+/** Serves until SIGINT/SIGTERM, then shuts down in order: HTTP, feed, driver, managed Neo4j. */
+async function serveUntilStopped(runtime: Runtime, log: Logger): Promise<void> {
+  const config = loadConfig();
+  const server = await startServer(runtime, { port: config.port, host: config.host, log });
+  process.stdout.write(`ChronoQL is serving at ${server.url} (explorer: open it in a browser; health: /health)\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await server.close();
+  await runtime.close();
+}
+
+function fail(error: unknown): never {
+  if (error instanceof InvalidSnapshotError || error instanceof SnapshotOrderError || error instanceof RangeError) {
+    process.stderr.write(`chronoql: ${error.message}\n`);
+  } else {
+    process.stderr.write(`chronoql: ${(error as Error)?.stack ?? String(error)}\n`);
+  }
+  process.exit(1);
+}
+
+const program = new Command('chronoql')
+  .description('ChronoQL: a GraphQL API for knowledge that changes over time, on a temporal Neo4j graph.')
+  .showHelpAfterError();
+
+program
+  .command('serve')
+  .description('Start Neo4j if needed, migrate, and serve GraphQL (HTTP + subscriptions) with the explorer.')
+  .action(async () => {
+    const log = createLogger(loadConfig().logLevel);
+    await serveUntilStopped(await openRuntime(loadConfig(), log, { changeFeed: true }), log);
+  });
+
+program
+  .command('ingest')
+  .description('Ingest a dated snapshot from a JSON Lines file (one article per line).')
+  .argument('<file>', 'JSON Lines snapshot file')
+  .requiredOption('--taken-at <date>', 'the date the snapshot describes (YYYY-MM-DD or ISO date-time)')
+  .option('--source <name>', 'where the snapshot comes from', 'cli')
+  .option('--complete', 'the file lists every article: remove articles it does not contain', false)
+  .action(async (file: string, options: { takenAt: string; source: string; complete: boolean }) => {
+    const takenAt = parseDateInput(options.takenAt, '--taken-at');
+    const log = createLogger(loadConfig().logLevel);
+    const report = await withRuntime(log, (runtime) =>
+      ingestFile(runtime, file, { takenAt, source: options.source, complete: options.complete }),
+    );
+    process.stdout.write(summary(report) + '\n');
+  });
+
+program
+  .command('demo')
+  .description('Ingest the demo corpus (data/demo) in date order, then serve.')
+  .option('--no-serve', 'only ingest')
+  .action(async (options: { serve: boolean }) => {
+    const log = createLogger(loadConfig().logLevel);
+    const runtime = await openRuntime(loadConfig(), log, { changeFeed: options.serve });
+    try {
+      for (const snapshot of await demoSnapshots()) {
+        const report = await ingestFile(runtime, snapshot.file, { takenAt: snapshot.takenAt, source: snapshot.source, complete: false });
+        process.stdout.write(summary(report) + '\n');
+      }
+    } catch (error) {
+      await runtime.close();
+      throw error;
+    }
+    if (options.serve) await serveUntilStopped(runtime, log);
+    else await runtime.close();
+  });
+
+program
+  .command('migrate')
+  .description('Apply pending schema migrations (serve does this on start).')
+  .action(async () => {
+    const log = createLogger(loadConfig().logLevel);
+    const outcome = await withRuntime(log, (runtime) => migrate(runtime.services.db));
+    process.stdout.write(`migrations: ${outcome.applied.length + outcome.alreadyApplied.length} applied in total\n`);
+  });
+
+program
+  .command('schema')
+  .description('Print the GraphQL schema (SDL) generated from the code.')
+  .option('--write', 'write it to schema/schema.graphql instead')
+  .action(async (options: { write?: boolean }) => {
+    const sdl = await printChronoqlSchema();
+    if (options.write) await writeFile(join(projectRoot(), 'schema', 'schema.graphql'), sdl);
+    else process.stdout.write(sdl);
+  });
+
+const bench = program.command('bench').description('Run a benchmark (results go to bench/results/).');
+bench
+  .command('ingest')
+  .description('Ingest throughput and storage growth on a synthetic corpus (uses its own data directory).')
+  .addOption(new Option('--articles <n>', 'articles').default(10000).argParser(Number))
+  .addOption(new Option('--change-rate <r>', 'share of sentences changed in the second snapshot').default(0.02).argParser(Number))
+  .option('--json', 'print JSON')
+  .action(async (options: { articles: number; changeRate: number; json?: boolean }) => {
+    const { runIngestBenchmark } = await import('../bench/ingest.js');
+    const result = await runIngestBenchmark(options);
+    process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+  });
+bench
+  .command('fact-history')
+  .description('p50/p99 latency of the factHistory query over HTTP on the demo corpus.')
+  .addOption(new Option('--requests <n>', 'requests to time').default(2000).argParser(Number))
+  .option('--json', 'print JSON')
+  .action(async (options: { requests: number; json?: boolean }) => {
+    const { runFactHistoryBenchmark } = await import('../bench/factHistory.js');
+    const result = await runFactHistoryBenchmark(options);
+    process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+  });
+
+program.parseAsync(process.argv).catch(fail);

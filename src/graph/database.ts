@@ -1,0 +1,85 @@
+import neo4j, { type Driver, type ManagedTransaction, type QueryResult, type RecordShape } from 'neo4j-driver';
+
+export type Params = Record<string, unknown>;
+
+/** JS numbers travel to Neo4j as floats; counts, limits and sequence numbers must be integers. */
+export const int = (value: number): ReturnType<typeof neo4j.int> => neo4j.int(value);
+
+/** What a repository needs to run Cypher: a place to read, and one transaction to write in. */
+export interface CypherRunner {
+  run<R extends RecordShape = RecordShape>(cypher: string, params?: Params): Promise<R[]>;
+}
+
+/**
+ * The one gateway from ChronoQL to Neo4j. It counts round trips so tests can prove that
+ * DataLoaders keep the number of queries constant per request.
+ */
+export class Database implements CypherRunner {
+  private roundTrips = 0;
+
+  constructor(
+    private readonly driver: Driver,
+    private readonly databaseName?: string,
+  ) {}
+
+  static connect(uri: string, user: string, password: string, databaseName?: string): Database {
+    const auth = user ? neo4j.auth.basic(user, password) : undefined;
+    const driver = neo4j.driver(uri, auth, { disableLosslessIntegers: true, maxConnectionPoolSize: 50 });
+    return new Database(driver, databaseName);
+  }
+
+  get queryCount(): number {
+    return this.roundTrips;
+  }
+
+  async verify(): Promise<void> {
+    await this.driver.getServerInfo({ database: this.databaseName });
+  }
+
+  async run<R extends RecordShape = RecordShape>(cypher: string, params: Params = {}): Promise<R[]> {
+    this.roundTrips += 1;
+    const result = await this.driver.executeQuery(cypher, params, {
+      database: this.databaseName,
+      routing: isWrite(cypher) ? neo4j.routing.WRITE : neo4j.routing.READ,
+    });
+    return result.records.map((record) => record.toObject() as R);
+  }
+
+  /** Runs `work` in one write transaction, retried by the driver on transient errors. */
+  async writeTransaction<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {
+    const session = this.driver.session({ database: this.databaseName, defaultAccessMode: neo4j.session.WRITE });
+    try {
+      return await session.executeWrite((tx) => work(this.transactionRunner(tx)));
+    } finally {
+      await session.close();
+    }
+  }
+
+  /** Schema statements cannot share a transaction with data writes, so each runs on its own. */
+  async runSchemaStatement(cypher: string): Promise<void> {
+    const session = this.driver.session({ database: this.databaseName, defaultAccessMode: neo4j.session.WRITE });
+    try {
+      await session.run(cypher);
+    } finally {
+      await session.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.driver.close();
+  }
+
+  private transactionRunner(tx: ManagedTransaction): CypherRunner {
+    return {
+      run: async <R extends RecordShape>(cypher: string, params: Params = {}): Promise<R[]> => {
+        this.roundTrips += 1;
+        const result: QueryResult = await tx.run(cypher, params);
+        return result.records.map((record) => record.toObject() as R);
+      },
+    };
+  }
+}
+
+function isWrite(cypher: string): boolean {
+  return /\b(CREATE|MERGE|SET|DELETE|REMOVE|DETACH)\b/i.test(cypher);
+}

@@ -1,0 +1,155 @@
+import type { ArticlePlan, ArticleState, PlannedChange } from '../ingest/articlePlan.js';
+import { int, type CypherRunner } from './database.js';
+import { ChangeKind } from './model.js';
+import { toNeo4jDateTime } from './temporal.js';
+
+/** The snapshot a batch belongs to. */
+export interface SnapshotContext {
+  id: string;
+  takenAt: Date;
+}
+
+type StateRow = {
+  id: string;
+  exists: boolean;
+  title: string | null;
+  lastSnapshotId: string | null;
+  sentences: Array<{ id: string; text: string; startsParagraph: boolean; orderKey: string }>;
+  facts: Array<{ id: string; attribute: string; value: string }>;
+};
+
+/** Writes of the ingest pipeline. Each method runs inside the caller's transaction. */
+export class IngestRepository {
+  constructor(private readonly tx: CypherRunner) {}
+
+  /** The current (open-ended) versions of each article, and which snapshot last touched it. */
+  async loadStates(articleIds: string[]): Promise<Map<string, ArticleState & { lastSnapshotId: string | null }>> {
+    const rows = await this.tx.run<StateRow>(
+      `UNWIND $ids AS id
+       OPTIONAL MATCH (a:Article {id: id})
+       CALL (a) {
+         OPTIONAL MATCH (a)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL
+         WITH s ORDER BY s.orderKey
+         RETURN collect(s {.id, .text, .startsParagraph, .orderKey}) AS sentences
+       }
+       CALL (a) {
+         OPTIONAL MATCH (a)-[:HAS_FACT]->(f:Fact) WHERE f.validTo IS NULL
+         RETURN collect(f {.id, .attribute, .value}) AS facts
+       }
+       RETURN id, a IS NOT NULL AND a.validTo IS NULL AS exists, a.title AS title,
+              a.lastSnapshotId AS lastSnapshotId, sentences, facts`,
+      { ids: articleIds },
+    );
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  /** Hands out `count` gap-free sequence numbers; the counter stays locked until commit. */
+  private async allocateSequence(count: number): Promise<number> {
+    if (count === 0) return 0;
+    const rows = await this.tx.run<{ base: number }>(
+      `MATCH (c:ChangeSequence {name: 'changes'})
+       SET c.value = c.value + $count
+       RETURN c.value - $count AS base`,
+      { count: int(count) },
+    );
+    if (!rows[0]) throw new Error('the change sequence is missing: run `chronoql migrate`');
+    return rows[0].base;
+  }
+
+  /** Writes the plans of one batch with their change events; returns how many events. */
+  async writePlans(snapshot: SnapshotContext, plans: ArticlePlan[]): Promise<number> {
+    const params = { snapshotId: snapshot.id, at: toNeo4jDateTime(snapshot.takenAt) };
+    await this.tx.run(
+      `UNWIND $articles AS row
+       MERGE (a:Article {id: row.id})
+       ON CREATE SET a.validFrom = $at, a.recordedAt = datetime()
+       SET a.title = row.title, a.lastSnapshotId = $snapshotId, a.validTo = null`,
+      { ...params, articles: plans.map((plan) => ({ id: plan.articleId, title: plan.title })) },
+    );
+    await this.closeVersions(plans.flatMap((plan) => plan.closeSentenceIds), 'Sentence', params.at);
+    await this.closeVersions(plans.flatMap((plan) => plan.closeFactIds), 'Fact', params.at);
+    await this.tx.run(
+      `UNWIND $sentences AS row
+       MATCH (a:Article {id: row.articleId})
+       CREATE (a)-[:HAS_SENTENCE]->(s:Sentence)
+       SET s = row, s.validFrom = $at, s.recordedAt = datetime()`,
+      { ...params, sentences: plans.flatMap((plan) => plan.createSentences) },
+    );
+    await this.tx.run(
+      `UNWIND $facts AS row
+       MATCH (a:Article {id: row.subject})
+       CREATE (a)-[:HAS_FACT]->(f:Fact)
+       SET f = row, f.validFrom = $at, f.recordedAt = datetime()`,
+      { ...params, facts: plans.flatMap((plan) => plan.createFacts) },
+    );
+    await this.link('Sentence', 'REVISED_AS', plans.flatMap((plan) => plan.sentenceRevisions));
+    await this.link('Fact', 'SUPERSEDED_BY', plans.flatMap((plan) => plan.factSupersessions));
+    const changes = plans.flatMap((plan) => plan.changes);
+    await this.writeChanges(snapshot, changes, await this.allocateSequence(changes.length));
+    return changes.length;
+  }
+
+  /**
+   * Closes every article that a complete snapshot no longer lists, with its sentences and
+   * facts, and records one ARTICLE_REMOVED change for each.
+   */
+  async removeArticlesMissingFrom(snapshot: SnapshotContext, presentIds: string[]): Promise<number> {
+    const at = toNeo4jDateTime(snapshot.takenAt);
+    const removed = await this.tx.run<{ id: string }>(
+      `MATCH (a:Article) WHERE a.validTo IS NULL AND NOT a.id IN $presentIds
+       SET a.validTo = $at, a.lastSnapshotId = $snapshotId
+       WITH a
+       OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT]->(v) WHERE v.validTo IS NULL
+       SET v.validTo = $at
+       RETURN DISTINCT a.id AS id`,
+      { presentIds, at, snapshotId: snapshot.id },
+    );
+    const changes: PlannedChange[] = removed.map(({ id }) => ({
+      kind: ChangeKind.ARTICLE_REMOVED,
+      articleId: id,
+      sentenceId: null,
+      previousSentenceId: null,
+      factId: null,
+      previousFactId: null,
+    }));
+    await this.writeChanges(snapshot, changes, await this.allocateSequence(changes.length));
+    return changes.length;
+  }
+
+  private async closeVersions(ids: string[], label: 'Sentence' | 'Fact', at: unknown): Promise<void> {
+    if (ids.length === 0) return;
+    await this.tx.run(`UNWIND $ids AS id MATCH (v:${label} {id: id}) SET v.validTo = $at`, { ids, at });
+  }
+
+  private async link(label: 'Sentence' | 'Fact', type: 'REVISED_AS' | 'SUPERSEDED_BY', links: Array<{ from: string; to: string }>): Promise<void> {
+    if (links.length === 0) return;
+    await this.tx.run(
+      `UNWIND $links AS link
+       MATCH (old:${label} {id: link.from}), (new:${label} {id: link.to})
+       CREATE (old)-[:${type}]->(new)`,
+      { links },
+    );
+  }
+
+  private async writeChanges(snapshot: SnapshotContext, changes: PlannedChange[], firstSeq: number): Promise<void> {
+    if (changes.length === 0) return;
+    const rows = changes.map((change, offset) => ({ ...change, seq: int(firstSeq + offset + 1) }));
+    await this.tx.run(
+      `UNWIND $rows AS row
+       CREATE (e:ChangeEvent)
+       SET e = row, e.snapshotId = $snapshotId, e.at = $at, e.recordedAt = datetime()
+       WITH e, row
+       CALL (e, row) {
+         UNWIND [row.sentenceId, row.previousSentenceId] AS sentenceId
+         MATCH (s:Sentence {id: sentenceId})
+         CREATE (e)-[:CONCERNS]->(s)
+       }
+       CALL (e, row) {
+         UNWIND [row.factId, row.previousFactId] AS factId
+         MATCH (f:Fact {id: factId})
+         CREATE (e)-[:CONCERNS]->(f)
+       }`,
+      { rows, snapshotId: snapshot.id, at: toNeo4jDateTime(snapshot.takenAt) },
+    );
+  }
+}

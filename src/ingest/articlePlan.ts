@@ -1,0 +1,213 @@
+import { generateNKeysBetween } from 'fractional-indexing';
+import { ChangeKind, FactChangeKind, SentenceLabel } from '../graph/model.js';
+import { attributeKey, diffFacts, type PreviousFact } from './factDiff.js';
+import type { SentenceLabeler, PreviousSentence } from './sentenceLabeler.js';
+import { splitSentences } from './sentenceSplitter.js';
+import type { ArticleInput } from './snapshotReader.js';
+
+/** What the graph holds for an article just before a snapshot is applied. */
+export interface ArticleState {
+  id: string;
+  exists: boolean;
+  title: string | null;
+  /** Valid sentences in document order. */
+  sentences: Array<PreviousSentence & { orderKey: string }>;
+  facts: PreviousFact[];
+}
+
+export interface NewSentenceVersion {
+  id: string;
+  articleId: string;
+  text: string;
+  orderKey: string;
+  startsParagraph: boolean;
+  origin: SentenceLabel | null;
+}
+
+export interface NewFactVersion {
+  id: string;
+  subject: string;
+  attribute: string;
+  attributeKey: string;
+  value: string;
+  change: FactChangeKind | null;
+}
+
+export interface PlannedChange {
+  kind: ChangeKind;
+  articleId: string;
+  sentenceId: string | null;
+  previousSentenceId: string | null;
+  factId: string | null;
+  previousFactId: string | null;
+}
+
+/** Everything one snapshot does to one article; written in a single transaction with its batch. */
+export interface ArticlePlan {
+  articleId: string;
+  title: string;
+  isNewArticle: boolean;
+  /** Sentences in this snapshot of the article. */
+  sentenceCount: number;
+  createSentences: NewSentenceVersion[];
+  closeSentenceIds: string[];
+  /** previous → new version links (REVISED_AS). */
+  sentenceRevisions: Array<{ from: string; to: string }>;
+  createFacts: NewFactVersion[];
+  closeFactIds: string[];
+  factSupersessions: Array<{ from: string; to: string }>;
+  changes: PlannedChange[];
+}
+
+/**
+ * Works out the new versions, closed versions and change events for one article of a
+ * snapshot. Version ids derive from the article, the snapshot day and the position, so
+ * planning the same snapshot twice yields the same ids.
+ */
+export function planArticle(
+  state: ArticleState,
+  article: ArticleInput,
+  snapshotDay: string,
+  labeler: SentenceLabeler,
+): ArticlePlan {
+  const plan: ArticlePlan = {
+    articleId: article.id,
+    title: article.title,
+    isNewArticle: !state.exists,
+    sentenceCount: 0,
+    createSentences: [],
+    closeSentenceIds: [],
+    sentenceRevisions: [],
+    createFacts: [],
+    closeFactIds: [],
+    factSupersessions: [],
+    changes: [],
+  };
+  const change = (kind: ChangeKind, ids: Partial<Omit<PlannedChange, 'kind' | 'articleId'>> = {}): void => {
+    plan.changes.push({
+      kind,
+      articleId: article.id,
+      sentenceId: ids.sentenceId ?? null,
+      previousSentenceId: ids.previousSentenceId ?? null,
+      factId: ids.factId ?? null,
+      previousFactId: ids.previousFactId ?? null,
+    });
+  };
+  if (!state.exists) change(ChangeKind.ARTICLE_ADDED);
+
+  planSentences(state, article, snapshotDay, labeler, plan, change);
+  planFacts(state, article, snapshotDay, plan, change);
+  return plan;
+}
+
+type RecordChange = (kind: ChangeKind, ids?: Partial<Omit<PlannedChange, 'kind' | 'articleId'>>) => void;
+
+function planSentences(
+  state: ArticleState,
+  article: ArticleInput,
+  snapshotDay: string,
+  labeler: SentenceLabeler,
+  plan: ArticlePlan,
+  change: RecordChange,
+): void {
+  const current = splitSentences(article.text);
+  plan.sentenceCount = current.length;
+  const { alignments, deletedIds } = labeler.label(state.sentences, current);
+  const keyOf = new Map(state.sentences.map((sentence) => [sentence.id, sentence.orderKey]));
+  const orderKeys = assignOrderKeys(alignments.map((a) => (a.kind === 'KEPT' ? keyOf.get(a.previousId)! : null)));
+
+  alignments.forEach((alignment, index) => {
+    if (alignment.kind === 'KEPT') return;
+    const id = `${article.id}#${snapshotDay}#${index}`;
+    const origin = !state.exists
+      ? null
+      : alignment.kind === 'RELOCATED'
+        ? SentenceLabel.UNCHANGED
+        : alignment.kind === 'CHANGED'
+          ? SentenceLabel.CHANGED
+          : SentenceLabel.NEW;
+    plan.createSentences.push({
+      id,
+      articleId: article.id,
+      text: current[index]!.text,
+      orderKey: orderKeys[index]!,
+      startsParagraph: current[index]!.startsParagraph,
+      origin,
+    });
+    if (alignment.kind === 'NEW') {
+      if (state.exists) change(ChangeKind.SENTENCE_NEW, { sentenceId: id });
+      return;
+    }
+    plan.closeSentenceIds.push(alignment.previousId);
+    plan.sentenceRevisions.push({ from: alignment.previousId, to: id });
+    if (alignment.kind === 'CHANGED') {
+      change(ChangeKind.SENTENCE_CHANGED, { sentenceId: id, previousSentenceId: alignment.previousId });
+    }
+  });
+  for (const deletedId of deletedIds) {
+    plan.closeSentenceIds.push(deletedId);
+    change(ChangeKind.SENTENCE_DELETED, { previousSentenceId: deletedId });
+  }
+}
+
+/**
+ * Fractional order keys: a kept sentence keeps its key, new versions get keys between their
+ * kept neighbours, so inserting a sentence never rewrites the sentences after it.
+ */
+export function assignOrderKeys(keptKeys: ReadonlyArray<string | null>): string[] {
+  const keys: string[] = [];
+  let index = 0;
+  while (index < keptKeys.length) {
+    const kept = keptKeys[index];
+    if (kept !== null && kept !== undefined) {
+      keys.push(kept);
+      index += 1;
+      continue;
+    }
+    let runEnd = index;
+    while (runEnd < keptKeys.length && keptKeys[runEnd] === null) runEnd += 1;
+    const before = index > 0 ? keys[index - 1]! : null;
+    const after = runEnd < keptKeys.length ? keptKeys[runEnd]! : null;
+    keys.push(...generateNKeysBetween(before, after, runEnd - index));
+    index = runEnd;
+  }
+  return keys;
+}
+
+function planFacts(
+  state: ArticleState,
+  article: ArticleInput,
+  snapshotDay: string,
+  plan: ArticlePlan,
+  change: RecordChange,
+): void {
+  for (const factChange of diffFacts(state.facts, article.infobox)) {
+    if (factChange.kind === 'REMOVED') {
+      plan.closeFactIds.push(factChange.previous.id);
+      change(ChangeKind.FACT_REMOVED, { previousFactId: factChange.previous.id });
+      continue;
+    }
+    const key = attributeKey(factChange.attribute);
+    const id = `${article.id}#${key}#${snapshotDay}`;
+    const isUpdate = factChange.kind === 'UPDATED';
+    plan.createFacts.push({
+      id,
+      subject: article.id,
+      attribute: factChange.attribute,
+      attributeKey: key,
+      value: factChange.value,
+      change: !state.exists ? null : isUpdate ? FactChangeKind.UPDATED : FactChangeKind.NEW,
+    });
+    if (isUpdate) {
+      plan.closeFactIds.push(factChange.previous.id);
+      plan.factSupersessions.push({ from: factChange.previous.id, to: id });
+      change(ChangeKind.FACT_UPDATED, { factId: id, previousFactId: factChange.previous.id });
+    } else if (state.exists) {
+      change(ChangeKind.FACT_NEW, { factId: id });
+    }
+  }
+}
+
+export function planIsEmpty(plan: ArticlePlan): boolean {
+  return plan.createSentences.length + plan.closeSentenceIds.length + plan.createFacts.length + plan.closeFactIds.length === 0;
+}

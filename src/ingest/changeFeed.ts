@@ -1,0 +1,128 @@
+import { EventEmitter, on } from 'node:events';
+import type { ChangeEventRecord } from '../graph/model.js';
+import type { ChangeFilter, ReadRepository } from '../graph/readRepository.js';
+
+const PAGE = 500;
+
+export interface ChangeSubscription extends ChangeFilter {
+  /** Replay stored changes after this sequence number first; null means live changes only. */
+  afterSeq?: number | null;
+}
+
+function passes(event: ChangeEventRecord, filter: ChangeFilter): boolean {
+  return (
+    (!filter.articleIds || filter.articleIds.includes(event.articleId)) &&
+    (!filter.kinds || filter.kinds.includes(event.kind))
+  );
+}
+
+/**
+ * Tails the ChangeEvent sequence in Neo4j and fans new events out to subscribers. Tailing
+ * the database, rather than trusting in-process notifications, makes changes written by
+ * another process (a `chronoql ingest` beside `chronoql serve`) arrive too. Sequence
+ * numbers are gap-free and commit in order, so "everything after seq N" is well defined.
+ */
+export class ChangeFeed {
+  private readonly emitter = new EventEmitter();
+  private latestSeq = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly repository: ReadRepository,
+    private readonly onPollError: (error: unknown) => void = () => {},
+    private readonly pollIntervalMs = 200,
+  ) {
+    this.emitter.setMaxListeners(0);
+  }
+
+  async start(): Promise<void> {
+    this.latestSeq = await this.repository.latestChangeSeq();
+    this.schedule();
+  }
+
+  /** Looks for new events now rather than at the next tick (called after an in-process ingest). */
+  poke(): void {
+    void this.poll();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.polling;
+    this.emitter.emit('close');
+  }
+
+  /**
+   * Stored events after `afterSeq`, then live ones, in order, each once. Live events are
+   * buffered from the start, before the replay is read, so none fall between the two; a
+   * hole in the live stream is filled from the database.
+   */
+  async *subscribe(subscription: ChangeSubscription, signal?: AbortSignal): AsyncGenerator<ChangeEventRecord> {
+    const closed = new AbortController();
+    const onClose = (): void => closed.abort();
+    this.emitter.once('close', onClose);
+    const abort = signal ? AbortSignal.any([signal, closed.signal]) : closed.signal;
+    const live = on(this.emitter, 'change', { signal: abort });
+    try {
+      const replayUpTo = await this.repository.latestChangeSeq();
+      let cursor = subscription.afterSeq ?? replayUpTo;
+      for await (const event of this.stored(cursor, replayUpTo, subscription)) yield event;
+      cursor = Math.max(cursor, replayUpTo);
+      for await (const [event] of live as AsyncIterable<[ChangeEventRecord]>) {
+        if (event.seq <= cursor) continue;
+        if (event.seq > cursor + 1) {
+          for await (const missed of this.stored(cursor, event.seq - 1, subscription)) yield missed;
+        }
+        cursor = event.seq;
+        if (passes(event, subscription)) yield event;
+      }
+    } catch (error) {
+      if (!abort.aborted) throw error;
+    } finally {
+      this.emitter.off('close', onClose);
+      await live.return?.();
+    }
+  }
+
+  private async *stored(afterSeq: number, upToSeq: number, filter: ChangeFilter): AsyncGenerator<ChangeEventRecord> {
+    let cursor = afterSeq;
+    while (cursor < upToSeq) {
+      const page = await this.repository.changesBetween(cursor, upToSeq, filter, PAGE);
+      yield* page;
+      if (page.length < PAGE) return;
+      cursor = page[page.length - 1]!.seq;
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.poll().finally(() => this.schedule());
+    }, this.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  private poll(): Promise<void> {
+    this.polling ??= this.readNewEvents().finally(() => {
+      this.polling = undefined;
+    });
+    return this.polling;
+  }
+
+  private async readNewEvents(): Promise<void> {
+    try {
+      for (;;) {
+        const page = await this.repository.changesBetween(this.latestSeq, null, {}, PAGE);
+        for (const event of page) {
+          this.latestSeq = event.seq;
+          this.emitter.emit('change', event);
+        }
+        if (page.length < PAGE) return;
+      }
+    } catch (error) {
+      this.onPollError(error);
+    }
+  }
+}

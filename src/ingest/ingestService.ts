@@ -1,0 +1,185 @@
+import { createHash } from 'node:crypto';
+import type { Database } from '../graph/database.js';
+import { IngestRepository } from '../graph/ingestRepository.js';
+import { ChangeKind, SentenceLabel, SnapshotStatus, type SnapshotRecord } from '../graph/model.js';
+import { SnapshotRepository } from '../graph/snapshotRepository.js';
+import { isoDay } from '../graph/temporal.js';
+import { planArticle, planIsEmpty, type ArticlePlan } from './articlePlan.js';
+import { SnapshotOrderError } from './errors.js';
+import { ExactMatchLabeler, type SentenceLabeler } from './sentenceLabeler.js';
+import type { ArticleInput } from './snapshotReader.js';
+
+export interface IngestOptions {
+  takenAt: Date;
+  source: string;
+  /** The snapshot lists every article: those missing from it are removed. */
+  complete?: boolean;
+  batchSize?: number;
+  onProgress?: (articlesDone: number, articlesTotal: number) => void;
+}
+
+export interface SentenceTally {
+  total: number;
+  unchanged: number;
+  changed: number;
+  new: number;
+  deleted: number;
+  /** Sentences of articles seen for the first time: they have no label. */
+  initial: number;
+}
+
+export interface FactTally {
+  new: number;
+  updated: number;
+  removed: number;
+  initial: number;
+}
+
+export interface IngestReport {
+  snapshot: SnapshotRecord;
+  /** The same snapshot had already been ingested completely; nothing was written. */
+  alreadyIngested: boolean;
+  articles: number;
+  /** Articles skipped because an interrupted run of this snapshot had already written them. */
+  articlesResumed: number;
+  articlesAdded: number;
+  articlesChanged: number;
+  articlesRemoved: number;
+  sentences: SentenceTally;
+  facts: FactTally;
+  changeEvents: number;
+  durationMs: number;
+}
+
+export function snapshotIdFor(takenAt: Date): string {
+  const day = isoDay(takenAt);
+  return takenAt.getTime() === Date.parse(`${day}T00:00:00.000Z`) ? day : takenAt.toISOString();
+}
+
+/**
+ * Applies a dated snapshot to the temporal graph. Batches of articles commit atomically,
+ * each marking its articles with the snapshot id, so a re-run skips what was written and an
+ * interrupted ingest resumes where it stopped.
+ */
+export class IngestService {
+  constructor(
+    private readonly db: Database,
+    private readonly onCommitted: () => void = () => {},
+    private readonly labeler: SentenceLabeler = new ExactMatchLabeler(),
+  ) {}
+
+  async ingest(articles: ArticleInput[], options: IngestOptions): Promise<IngestReport> {
+    const started = performance.now();
+    const snapshots = new SnapshotRepository(this.db);
+    const id = snapshotIdFor(options.takenAt);
+    const complete = options.complete ?? false;
+    const contentHash = createHash('sha256')
+      .update(JSON.stringify({ id, complete, articles }))
+      .digest('hex');
+    const report = emptyReport(articles.length);
+
+    const latest = await snapshots.latest();
+    if (latest) {
+      checkOrder(latest, id, options.takenAt, contentHash);
+      if (latest.id === id && latest.status === SnapshotStatus.COMPLETE) {
+        return { ...report, snapshot: latest, alreadyIngested: true, durationMs: performance.now() - started };
+      }
+    }
+    const snapshot = await snapshots.begin({
+      id,
+      takenAt: options.takenAt,
+      source: options.source,
+      complete,
+      contentHash,
+      articleCount: articles.length,
+    });
+    const context = { id, takenAt: options.takenAt };
+    const batchSize = options.batchSize ?? 100;
+    for (let start = 0; start < articles.length; start += batchSize) {
+      const batch = articles.slice(start, start + batchSize);
+      const outcome = await this.db.writeTransaction(async (tx) => {
+        const repository = new IngestRepository(tx);
+        const states = await repository.loadStates(batch.map((article) => article.id));
+        const plans: ArticlePlan[] = [];
+        let resumed = 0;
+        for (const article of batch) {
+          const state = states.get(article.id)!;
+          if (state.lastSnapshotId === id) resumed += 1;
+          else plans.push(planArticle(state, article, isoDay(options.takenAt), this.labeler));
+        }
+        const changeEvents = plans.length > 0 ? await repository.writePlans(context, plans) : 0;
+        return { plans, resumed, changeEvents };
+      });
+      tally(report, outcome.plans);
+      report.articlesResumed += outcome.resumed;
+      report.changeEvents += outcome.changeEvents;
+      if (outcome.changeEvents > 0) this.onCommitted();
+      options.onProgress?.(Math.min(start + batchSize, articles.length), articles.length);
+    }
+    if (complete) {
+      const presentIds = articles.map((article) => article.id);
+      report.articlesRemoved = await this.db.writeTransaction((tx) =>
+        new IngestRepository(tx).removeArticlesMissingFrom(context, presentIds),
+      );
+      report.changeEvents += report.articlesRemoved;
+      if (report.articlesRemoved > 0) this.onCommitted();
+    }
+    const finished = await snapshots.finish(snapshot.id);
+    return { ...report, snapshot: finished, durationMs: performance.now() - started };
+  }
+}
+
+function checkOrder(latest: SnapshotRecord, id: string, takenAt: Date, contentHash: string): void {
+  if (latest.takenAt.getTime() > takenAt.getTime()) {
+    throw new SnapshotOrderError(
+      `snapshot ${id} is older than the latest stored snapshot ${latest.id}; snapshots must be ingested in date order (nothing written)`,
+    );
+  }
+  if (latest.id === id && latest.contentHash !== contentHash) {
+    throw new SnapshotOrderError(
+      `a different snapshot dated ${id} is already stored (its content differs); snapshots cannot be rewritten (nothing written)`,
+    );
+  }
+  if (latest.id !== id && latest.status === SnapshotStatus.INGESTING) {
+    throw new SnapshotOrderError(
+      `snapshot ${latest.id} was interrupted before it finished; re-run its ingest to resume it before adding ${id} (nothing written)`,
+    );
+  }
+}
+
+function emptyReport(articles: number): Omit<IngestReport, 'snapshot'> {
+  return {
+    alreadyIngested: false,
+    articles,
+    articlesResumed: 0,
+    articlesAdded: 0,
+    articlesChanged: 0,
+    articlesRemoved: 0,
+    sentences: { total: 0, unchanged: 0, changed: 0, new: 0, deleted: 0, initial: 0 },
+    facts: { new: 0, updated: 0, removed: 0, initial: 0 },
+    changeEvents: 0,
+    durationMs: 0,
+  };
+}
+
+function tally(report: Omit<IngestReport, 'snapshot'>, plans: ArticlePlan[]): void {
+  for (const plan of plans) {
+    report.sentences.total += plan.sentenceCount;
+    if (plan.isNewArticle) {
+      report.articlesAdded += 1;
+      report.sentences.initial += plan.sentenceCount;
+      report.facts.initial += plan.createFacts.length;
+      continue;
+    }
+    if (!planIsEmpty(plan)) report.articlesChanged += 1;
+    const created = (label: SentenceLabel): number => plan.createSentences.filter((s) => s.origin === label).length;
+    const changes = (kind: ChangeKind): number => plan.changes.filter((change) => change.kind === kind).length;
+    report.sentences.changed += created(SentenceLabel.CHANGED);
+    report.sentences.new += created(SentenceLabel.NEW);
+    report.sentences.unchanged += plan.sentenceCount - created(SentenceLabel.CHANGED) - created(SentenceLabel.NEW);
+    report.sentences.deleted += changes(ChangeKind.SENTENCE_DELETED);
+    report.facts.new += changes(ChangeKind.FACT_NEW);
+    report.facts.updated += changes(ChangeKind.FACT_UPDATED);
+    report.facts.removed += changes(ChangeKind.FACT_REMOVED);
+  }
+}

@@ -1,0 +1,120 @@
+import { normalizeSentence, type SplitSentence } from './sentenceSplitter.js';
+
+/** A sentence version valid in the article's previous snapshot, in document order. */
+export interface PreviousSentence {
+  id: string;
+  text: string;
+  startsParagraph: boolean;
+}
+
+/**
+ * How one sentence of the new snapshot relates to the previous one (GrowOVER labels).
+ * KEPT and RELOCATED are both labeled UNCHANGED; RELOCATED text moved or changed paragraph
+ * and so needs a new version node to keep each snapshot's order answerable.
+ */
+export type SentenceAlignment =
+  | { kind: 'KEPT'; previousId: string }
+  | { kind: 'RELOCATED'; previousId: string }
+  | { kind: 'CHANGED'; previousId: string }
+  | { kind: 'NEW' };
+
+export interface SentenceLabeling {
+  /** One entry per sentence of the new snapshot, in order. */
+  alignments: SentenceAlignment[];
+  /** Previous sentences with no successor: DELETED. */
+  deletedIds: string[];
+}
+
+/** The seam where a research-grade labeler (similarity, contradiction detection) plugs in. */
+export interface SentenceLabeler {
+  label(previous: readonly PreviousSentence[], current: readonly SplitSentence[]): SentenceLabeling;
+}
+
+/**
+ * Exact-match labeling: sentences whose normalized text is the same are UNCHANGED (aligned by
+ * longest common subsequence so order is kept); an unmatched new sentence that takes the place
+ * of an unmatched old one between the same unchanged neighbours is CHANGED; the rest are NEW
+ * or DELETED.
+ */
+export class ExactMatchLabeler implements SentenceLabeler {
+  label(previous: readonly PreviousSentence[], current: readonly SplitSentence[]): SentenceLabeling {
+    const oldKeys = previous.map((sentence) => normalizeSentence(sentence.text));
+    const newKeys = current.map((sentence) => normalizeSentence(sentence.text));
+    const alignments: Array<SentenceAlignment | undefined> = new Array(current.length);
+    const oldTaken = new Array<boolean>(previous.length).fill(false);
+
+    const anchors = longestCommonSubsequence(oldKeys, newKeys);
+    for (const [oldIndex, newIndex] of anchors) {
+      const old = previous[oldIndex]!;
+      const sameParagraphRole = old.startsParagraph === current[newIndex]!.startsParagraph;
+      alignments[newIndex] = { kind: sameParagraphRole ? 'KEPT' : 'RELOCATED', previousId: old.id };
+      oldTaken[oldIndex] = true;
+    }
+
+    // Text that moved elsewhere in the article is unchanged, only relocated.
+    const untakenOldByText = new Map<string, number[]>();
+    oldKeys.forEach((key, oldIndex) => {
+      if (!oldTaken[oldIndex]) untakenOldByText.set(key, [...(untakenOldByText.get(key) ?? []), oldIndex]);
+    });
+    newKeys.forEach((key, newIndex) => {
+      if (alignments[newIndex]) return;
+      const oldIndex = untakenOldByText.get(key)?.shift();
+      if (oldIndex === undefined) return;
+      alignments[newIndex] = { kind: 'RELOCATED', previousId: previous[oldIndex]!.id };
+      oldTaken[oldIndex] = true;
+    });
+
+    // Between consecutive anchors, leftover old and new sentences replace each other in order.
+    const bounds: Array<[number, number]> = [[-1, -1], ...anchors, [previous.length, current.length]];
+    for (let gap = 0; gap + 1 < bounds.length; gap += 1) {
+      const [oldStart, newStart] = bounds[gap]!;
+      const [oldEnd, newEnd] = bounds[gap + 1]!;
+      const oldLeft = range(oldStart + 1, oldEnd).filter((index) => !oldTaken[index]);
+      const newLeft = range(newStart + 1, newEnd).filter((index) => !alignments[index]);
+      newLeft.forEach((newIndex, position) => {
+        const oldIndex = oldLeft[position];
+        if (oldIndex === undefined) {
+          alignments[newIndex] = { kind: 'NEW' };
+        } else {
+          alignments[newIndex] = { kind: 'CHANGED', previousId: previous[oldIndex]!.id };
+          oldTaken[oldIndex] = true;
+        }
+      });
+    }
+
+    return {
+      alignments: alignments.map((alignment) => alignment ?? { kind: 'NEW' }),
+      deletedIds: previous.filter((_, index) => !oldTaken[index]).map((sentence) => sentence.id),
+    };
+  }
+}
+
+function range(start: number, end: number): number[] {
+  return Array.from({ length: Math.max(0, end - start) }, (_, offset) => start + offset);
+}
+
+/** Index pairs [oldIndex, newIndex] of one longest common subsequence, in increasing order. */
+export function longestCommonSubsequence(a: readonly string[], b: readonly string[]): Array<[number, number]> {
+  const width = b.length + 1;
+  const lengths = new Uint32Array((a.length + 1) * width);
+  for (let i = a.length - 1; i >= 0; i -= 1) {
+    for (let j = b.length - 1; j >= 0; j -= 1) {
+      lengths[i * width + j] =
+        a[i] === b[j]
+          ? lengths[(i + 1) * width + j + 1]! + 1
+          : Math.max(lengths[(i + 1) * width + j]!, lengths[i * width + j + 1]!);
+    }
+  }
+  const pairs: Array<[number, number]> = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      pairs.push([i, j]);
+      i += 1;
+      j += 1;
+    } else if (lengths[(i + 1) * width + j]! >= lengths[i * width + j + 1]!) i += 1;
+    else j += 1;
+  }
+  return pairs;
+}

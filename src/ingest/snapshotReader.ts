@@ -1,0 +1,110 @@
+import { createReadStream } from 'node:fs';
+import { basename } from 'node:path';
+import { createInterface } from 'node:readline';
+import { InvalidSnapshotError, type InputProblem } from './errors.js';
+import { attributeKey } from './factDiff.js';
+
+/** One article of a snapshot, as users supply it (DESIGN.md, "Input formats"). */
+export interface ArticleInput {
+  id: string;
+  title: string;
+  text: string;
+  infobox: Record<string, string>;
+}
+
+/**
+ * Checks one parsed article and returns it in canonical form, or the list of what is wrong.
+ * Shared by the JSON Lines reader and the GraphQL mutation so both accept the same input.
+ */
+export function checkArticle(raw: unknown): ArticleInput | string[] {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return ['expected a JSON object with "id" and "text"'];
+  }
+  const record = raw as Record<string, unknown>;
+  const problems: string[] = [];
+  if (typeof record.id !== 'string' || record.id.trim() === '') problems.push('"id" must be a non-empty string');
+  if (typeof record.text !== 'string') problems.push('"text" must be a string');
+  if (record.title !== undefined && record.title !== null && typeof record.title !== 'string') problems.push('"title" must be a string when given');
+  const infobox: Record<string, string> = {};
+  const entries = infoboxEntries(record.infobox, problems);
+  const attributeByKey = new Map<string, string>();
+  for (const [attribute, value] of entries) {
+    const twin = attributeByKey.get(attributeKey(attribute));
+    attributeByKey.set(attributeKey(attribute), attribute);
+    if (attribute.trim() === '') problems.push('"infobox" has an empty attribute name');
+    else if (twin !== undefined) problems.push(`"infobox" names "${attribute}" and "${twin}", the same attribute`);
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      infobox[attribute.trim()] = String(value).trim();
+    } else problems.push(`"infobox"."${attribute}" must be a string, number or boolean`);
+  }
+  if (problems.length > 0) return problems;
+  const id = (record.id as string).trim();
+  return { id, title: ((record.title as string | undefined) ?? '').trim() || id, text: record.text as string, infobox };
+}
+
+/** The infobox as attribute/value pairs: a JSON object, or a list of {attribute, value} (GraphQL input). */
+function infoboxEntries(infobox: unknown, problems: string[]): Array<[string, unknown]> {
+  if (infobox === undefined || infobox === null) return [];
+  if (Array.isArray(infobox)) {
+    return infobox.map((entry: { attribute?: unknown; value?: unknown }) => [String(entry?.attribute ?? ''), entry?.value]);
+  }
+  if (typeof infobox === 'object') return Object.entries(infobox);
+  problems.push('"infobox" must be an object of attribute → value');
+  return [];
+}
+
+/** Validates a whole snapshot: every article well-formed, no id twice. Throws with every problem found. */
+export function checkArticles(raws: Array<{ value: unknown; line: number }>, source: string): ArticleInput[] {
+  const problems: InputProblem[] = [];
+  const articles: ArticleInput[] = [];
+  const firstLineOfId = new Map<string, number>();
+  for (const { value, line } of raws) {
+    const article = checkArticle(value);
+    if (Array.isArray(article)) {
+      problems.push(...article.map((message) => ({ source, line, message })));
+      continue;
+    }
+    const seenAt = firstLineOfId.get(article.id);
+    if (seenAt !== undefined) {
+      problems.push({ source, line, message: `article "${article.id}" appears twice (first at line ${seenAt})` });
+      continue;
+    }
+    firstLineOfId.set(article.id, line);
+    articles.push(article);
+  }
+  if (articles.length === 0 && problems.length === 0) problems.push({ source, line: 1, message: 'no articles' });
+  if (problems.length > 0) throw new InvalidSnapshotError(problems);
+  return articles;
+}
+
+/** Reads a JSON Lines snapshot file completely and validates it before anything is written. */
+export async function readSnapshotFile(path: string): Promise<ArticleInput[]> {
+  const source = basename(path);
+  const parsed: Array<{ value: unknown; line: number }> = [];
+  const problems: InputProblem[] = [];
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let lineNumber = 0;
+  try {
+    for await (const line of lines) {
+      lineNumber += 1;
+      if (line.trim() === '') continue;
+      try {
+        parsed.push({ value: JSON.parse(line), line: lineNumber });
+      } catch (error) {
+        problems.push({ source, line: lineNumber, message: `invalid JSON: ${(error as Error).message}` });
+      }
+    }
+  } catch (error) {
+    throw new InvalidSnapshotError([{ source, line: 0, message: `cannot read file: ${(error as Error).message}` }]);
+  }
+  try {
+    const articles = checkArticles(parsed, source);
+    if (problems.length > 0) throw new InvalidSnapshotError(problems);
+    return articles;
+  } catch (error) {
+    if (error instanceof InvalidSnapshotError) {
+      throw new InvalidSnapshotError([...problems, ...error.problems].sort((a, b) => a.line - b.line));
+    }
+    throw error;
+  }
+}

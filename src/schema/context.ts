@@ -1,0 +1,21 @@
+import type { Database } from '../graph/database.js';
+import type { Loaders } from '../graph/loaders.js';
+import type { ReadRepository } from '../graph/readRepository.js';
+import type { ChangeFeed } from '../ingest/changeFeed.js';
+import type { IngestService } from '../ingest/ingestService.js';
+
+/** Long-lived services shared by every request. */
+export interface Services {
+  db: Database;
+  reads: ReadRepository;
+  ingest: IngestService;
+  changeFeed: ChangeFeed;
+}
+
+// A type alias rather than an interface so it satisfies graphql-ws's Record-shaped context.
+export type RequestContext = {
+  services: Services;
+  loaders: Loaders;
+  /** The request's "now", the default asOf: one instant for every field so lookups batch together. */
+  now: Date;
+};

@@ -1,0 +1,36 @@
+import 'reflect-metadata';
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { buildSchema } from 'type-graphql';
+import { ArticleResolver } from './resolvers/ArticleResolver.js';
+import { ChangeResolver } from './resolvers/ChangeResolver.js';
+import { SnapshotResolver } from './resolvers/SnapshotResolver.js';
+import { FactResolver, SentenceResolver } from './resolvers/VersionResolvers.js';
+
+let built: Promise<GraphQLSchema> | undefined;
+
+/**
+ * type-graphql insists on a PubSub even when every subscription brings its own `subscribe`.
+ * ChronoQL's only subscription streams from the change feed, so topics are never used.
+ */
+const noTopics = {
+  publish: (): never => {
+    throw new Error('ChronoQL has no topic-based subscriptions; changes come from the change feed');
+  },
+  subscribe: (): never => {
+    throw new Error('ChronoQL has no topic-based subscriptions; changes come from the change feed');
+  },
+};
+
+export function chronoqlSchema(): Promise<GraphQLSchema> {
+  built ??= buildSchema({
+    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver],
+    validate: false,
+    pubSub: noTopics,
+  });
+  return built;
+}
+
+/** The SDL checked in as schema/schema.graphql, sorted so it diffs well. */
+export async function printChronoqlSchema(): Promise<string> {
+  return printSchema(lexicographicSortSchema(await chronoqlSchema())) + '\n';
+}

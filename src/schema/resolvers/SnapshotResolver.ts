@@ -1,0 +1,32 @@
+import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { checkArticles } from '../../ingest/snapshotReader.js';
+import type { RequestContext } from '../context.js';
+import { DateTimeScalar } from '../scalars.js';
+import { ArticleInput, IngestReport, Snapshot } from '../types.js';
+
+@Resolver(() => Snapshot)
+export class SnapshotResolver {
+  @Query(() => [Snapshot], { description: 'Every ingested snapshot, oldest first.' })
+  snapshots(@Ctx() { loaders }: RequestContext): Promise<Snapshot[]> {
+    return loaders.snapshots();
+  }
+
+  @Mutation(() => IngestReport, {
+    description:
+      'Ingests a small dated snapshot. Validated whole before anything is written; re-running the same snapshot changes nothing. Use `chronoql ingest` for large files.',
+  })
+  ingestSnapshot(
+    @Ctx() { services }: RequestContext,
+    @Arg('takenAt', () => DateTimeScalar) takenAt: Date,
+    @Arg('articles', () => [ArticleInput]) articles: ArticleInput[],
+    @Arg('source', () => String, { defaultValue: 'graphql' }) source: string,
+    @Arg('complete', () => Boolean, { defaultValue: false, description: 'Remove articles this snapshot does not list.' })
+    complete: boolean,
+  ): Promise<IngestReport> {
+    const checked = checkArticles(
+      articles.map((article, index) => ({ value: article, line: index + 1 })),
+      'articles',
+    );
+    return services.ingest.ingest(checked, { takenAt, source, complete });
+  }
+}

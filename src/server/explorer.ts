@@ -1,0 +1,25 @@
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+
+const EXAMPLE = `# Who was prime minister of France on two dates?
+query PrimeMinisters {
+  before: fact(subject: "France", attribute: "Prime Minister", asOf: "2024-08-01") { value validFrom validTo }
+  after: fact(subject: "France", attribute: "Prime Minister", asOf: "2024-10-01") { value validFrom validTo }
+  history: factHistory(subject: "France", attribute: "Prime Minister") { value change validFrom validTo }
+}
+
+# Run this in a second tab, then ingest a snapshot:
+# subscription { changes(afterSeq: 0) { seq kind articleId at sentence { text } fact { attribute value } } }
+`;
+
+let page: string | undefined;
+
+/** GraphiQL with every asset inlined (from @graphql-yoga/render-graphiql): it works with no internet. */
+export function explorerPage(): string {
+  page ??= renderGraphiQL({
+    title: 'ChronoQL explorer',
+    endpoint: '/graphql',
+    subscriptionsProtocol: 'WS',
+    defaultQuery: EXAMPLE,
+  });
+  return page;
+}

@@ -1,0 +1,67 @@
+import { Database } from '../graph/database.js';
+import { Loaders } from '../graph/loaders.js';
+import { startManagedNeo4j } from '../graph/managedNeo4j.js';
+import { migrate } from '../graph/migrator.js';
+import { ReadRepository } from '../graph/readRepository.js';
+import { SnapshotRepository } from '../graph/snapshotRepository.js';
+import { ChangeFeed } from '../ingest/changeFeed.js';
+import { IngestService } from '../ingest/ingestService.js';
+import type { RequestContext, Services } from '../schema/context.js';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+
+/** A connected ChronoQL: Neo4j reachable and migrated, services built. */
+export interface Runtime {
+  services: Services;
+  /** Whether this process started the managed Neo4j (and will stop it). */
+  startedNeo4j: boolean;
+  neo4jUri: string;
+  requestContext(): RequestContext;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  /** Tail the change feed (only a server with subscribers needs it). */
+  changeFeed?: boolean;
+}
+
+/**
+ * Connects to the configured Neo4j, or starts the managed one, and applies migrations.
+ * Everything started here is stopped by close().
+ */
+export async function openRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
+  const connection = config.neo4j
+    ? { ...config.neo4j, startedHere: false, stop: async () => {} }
+    : await startManagedNeo4j({
+        dataDir: config.dataDir,
+        boltPort: config.managedBoltPort,
+        heapMb: config.managedHeapMb,
+        log: (message) => log.info(message),
+      });
+  const db = Database.connect(connection.uri, connection.user, connection.password, config.neo4j?.database);
+  try {
+    await db.verify();
+    const outcome = await migrate(db);
+    if (outcome.applied.length > 0) log.info({ migrations: outcome.applied }, 'applied migrations');
+  } catch (error) {
+    await db.close();
+    await connection.stop();
+    throw error;
+  }
+  const reads = new ReadRepository(db);
+  const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
+  if (options.changeFeed) await changeFeed.start();
+  const services: Services = { db, reads, changeFeed, ingest: new IngestService(db, () => changeFeed.poke()) };
+  const snapshots = new SnapshotRepository(db);
+  return {
+    services,
+    startedNeo4j: connection.startedHere,
+    neo4jUri: connection.uri,
+    requestContext: () => ({ services, loaders: new Loaders(reads, snapshots), now: new Date() }),
+    close: async () => {
+      await changeFeed.stop();
+      await db.close();
+      await connection.stop();
+    },
+  };
+}

@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { assignOrderKeys } from '../src/ingest/articlePlan.js';
+import { InvalidSnapshotError } from '../src/ingest/errors.js';
+import { diffFacts, sameFactValue } from '../src/ingest/factDiff.js';
+import { ExactMatchLabeler, type PreviousSentence } from '../src/ingest/sentenceLabeler.js';
+import { splitSentences } from '../src/ingest/sentenceSplitter.js';
+import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
+
+describe('sentence splitting', () => {
+  it('keeps abbreviations inside sentences and marks paragraph starts', () => {
+    const sentences = splitSentences(
+      'Dr. Smith moved to the U.S. in 2001. He works at Acme Inc. now.\n\nThe budget was $3.5 million, e.g. for roads. It opened at 9 a.m. on Monday.',
+    );
+    assert.deepEqual(
+      sentences.map((s) => [s.text, s.startsParagraph]),
+      [
+        ['Dr. Smith moved to the U.S. in 2001.', true],
+        ['He works at Acme Inc. now.', false],
+        ['The budget was $3.5 million, e.g. for roads.', true],
+        ['It opened at 9 a.m. on Monday.', false],
+      ],
+    );
+  });
+});
+
+describe('sentence labeling', () => {
+  const previous = (texts: string[]): PreviousSentence[] =>
+    texts.map((text, i) => ({ id: `old${i}`, text, startsParagraph: i === 0 }));
+  const current = (texts: string[]) => texts.map((text, i) => ({ text, startsParagraph: i === 0 }));
+  const labeler = new ExactMatchLabeler();
+
+  it('labels unchanged, changed (same place), new and deleted sentences', () => {
+    const result = labeler.label(previous(['A.', 'B.', 'C.', 'D.', 'E.']), current(['A.', 'B2.', 'C.', 'X.', 'E.', 'F.']));
+    assert.deepEqual(result.alignments, [
+      { kind: 'KEPT', previousId: 'old0' },
+      { kind: 'CHANGED', previousId: 'old1' },
+      { kind: 'KEPT', previousId: 'old2' },
+      { kind: 'CHANGED', previousId: 'old3' },
+      { kind: 'KEPT', previousId: 'old4' },
+      { kind: 'NEW' },
+    ]);
+    assert.deepEqual(result.deletedIds, []);
+  });
+
+  it('reports sentences with no successor as deleted, and moved text as relocated', () => {
+    const result = labeler.label(previous(['A.', 'B.', 'C.', 'D.']), current(['A.', 'D.', 'B.']));
+    assert.equal(result.alignments[0]!.kind, 'KEPT');
+    assert.deepEqual(
+      result.alignments.map((a) => a.kind).sort(),
+      ['KEPT', 'KEPT', 'RELOCATED'].sort(),
+    );
+    assert.deepEqual(result.deletedIds, ['old2']);
+  });
+
+  it('ignores whitespace and curly quotes when matching', () => {
+    const result = labeler.label(previous(['He said \u201Chi\u201D.']), current(['He  said "hi".']));
+    assert.deepEqual(result.alignments, [{ kind: 'KEPT', previousId: 'old0' }]);
+  });
+});
+
+describe('order keys', () => {
+  it('keeps kept keys and fits new keys between their neighbours, in order', () => {
+    const keys = assignOrderKeys([null, 'a1', null, null, 'a2', null]);
+    assert.equal(keys[1], 'a1');
+    assert.equal(keys[4], 'a2');
+    const sorted = [...keys].sort();
+    assert.deepEqual(keys, sorted);
+    assert.equal(new Set(keys).size, keys.length);
+  });
+});
+
+describe('fact diffing', () => {
+  it('finds NEW, UPDATED and REMOVED attributes and ignores false changes', () => {
+    const previous = [
+      { id: 'f1', attribute: 'Prime Minister', value: 'Gabriel Attal' },
+      { id: 'f2', attribute: 'Capital', value: 'Paris' },
+      { id: 'f3', attribute: 'Cyclist', value: 'Tadej Pogacar' },
+      { id: 'f4', attribute: 'Motto', value: 'Liberté' },
+    ];
+    const changes = diffFacts(previous, {
+      'prime minister': 'Michel Barnier',
+      Capital: 'Paris',
+      Cyclist: 'Tadej Pogačar',
+      Currency: 'Euro',
+    });
+    assert.deepEqual(
+      changes.map((c) => [c.kind, c.kind === 'REMOVED' ? c.previous.id : c.value]),
+      [
+        ['UPDATED', 'Michel Barnier'],
+        ['NEW', 'Euro'],
+        ['REMOVED', 'f4'],
+      ],
+    );
+    assert.equal(sameFactValue('Élisabeth Borne', 'Elisabeth Borne'), true);
+    assert.equal(sameFactValue('Élisabeth Borne', 'Gabriel Attal'), false);
+  });
+});
+
+describe('snapshot reader', () => {
+  it('reports every bad line with file and line number', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'chronoql-'));
+    const file = join(directory, 'bad.jsonl');
+    await writeFile(
+      file,
+      [
+        JSON.stringify({ id: 'A', text: 'Fine.' }),
+        '{not json',
+        JSON.stringify({ id: 'B' }),
+        '',
+        JSON.stringify({ id: 'A', text: 'Again.' }),
+        JSON.stringify({ id: 'C', text: 'x', infobox: { Leader: 'X', leader: 'Y' } }),
+      ].join('\n'),
+    );
+    await assert.rejects(readSnapshotFile(file), (error: unknown) => {
+      assert.ok(error instanceof InvalidSnapshotError);
+      assert.deepEqual(
+        error.problems.map((p) => [p.source, p.line]),
+        [
+          ['bad.jsonl', 2],
+          ['bad.jsonl', 3],
+          ['bad.jsonl', 5],
+          ['bad.jsonl', 6],
+        ],
+      );
+      assert.match(error.message, /bad\.jsonl:2: invalid JSON/);
+      assert.match(error.message, /bad\.jsonl:3: "text" must be a string/);
+      assert.match(error.message, /appears twice \(first at line 1\)/);
+      return true;
+    });
+  });
+});

@@ -1,0 +1,39 @@
+import 'reflect-metadata';
+import { join } from 'node:path';
+import { graphql, type ExecutionResult } from 'graphql';
+import { deleteAllKnowledge } from '../src/graph/maintenance.js';
+import { projectRoot } from '../src/paths.js';
+import { chronoqlSchema } from '../src/schema/index.js';
+import { loadConfig } from '../src/server/config.js';
+import { createLogger } from '../src/server/logger.js';
+import { openRuntime, type Runtime } from '../src/server/runtime.js';
+import type { ArticleInput } from '../src/ingest/snapshotReader.js';
+
+/**
+ * A runtime on the test Neo4j (started by scripts/run-tests.mjs, or a managed one in
+ * .chronoql-test when a file is run on its own; never the user's data directory).
+ */
+export async function openTestRuntime(options: { changeFeed?: boolean } = {}): Promise<Runtime> {
+  const env = { ...process.env, CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-test') };
+  return openRuntime(loadConfig(env), createLogger('warn'), options);
+}
+
+export async function resetKnowledge(runtime: Runtime): Promise<void> {
+  await deleteAllKnowledge(runtime.services.db);
+}
+
+/** Executes a GraphQL operation in-process with a fresh request context, as the server would. */
+export async function execute(
+  runtime: Runtime,
+  source: string,
+  variableValues?: Record<string, unknown>,
+): Promise<{ data: any; errors?: ExecutionResult['errors'] }> {
+  const result = await graphql({ schema: await chronoqlSchema(), source, variableValues, contextValue: runtime.requestContext() });
+  return { data: JSON.parse(JSON.stringify(result.data ?? null)), errors: result.errors };
+}
+
+export function article(id: string, text: string, infobox: Record<string, string> = {}): ArticleInput {
+  return { id, title: id, text, infobox };
+}
+
+export const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
