@@ -113,13 +113,17 @@ export class ChangeFeed {
 
   private async readNewEvents(): Promise<void> {
     try {
-      for (;;) {
-        const page = await this.repository.changesBetween(this.latestSeq, null, {}, PAGE);
+      // One counter read per tick; events are fetched only when there are new ones.
+      const latest = await this.repository.latestChangeSeq();
+      // A counter behind us means the store was emptied or restored: follow it back.
+      if (latest < this.latestSeq) this.latestSeq = latest;
+      while (this.latestSeq < latest) {
+        const page = await this.repository.changesBetween(this.latestSeq, latest, {}, PAGE);
+        if (page.length === 0) return;
         for (const event of page) {
           this.latestSeq = event.seq;
           this.emitter.emit('change', event);
         }
-        if (page.length < PAGE) return;
       }
     } catch (error) {
       this.onPollError(error);

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { demoSnapshots } from '../src/ingest/demoCorpus.js';
+import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
+import type { Runtime } from '../src/server/runtime.js';
+import { execute, openTestRuntime, resetKnowledge } from './support.js';
+
+let runtime: Runtime;
+before(async () => {
+  runtime = await openTestRuntime();
+  await resetKnowledge(runtime);
+  for (const snapshot of await demoSnapshots()) {
+    await runtime.services.ingest.ingest(await readSnapshotFile(snapshot.file), { takenAt: snapshot.takenAt, source: snapshot.source });
+  }
+});
+after(async () => {
+  await runtime.close();
+});
+
+it('holds at least 30 articles over at least 3 snapshots', async () => {
+  const { data } = await execute(runtime, '{ snapshots { id status articleCount } articles { totalCount } }');
+  assert.ok(data.snapshots.length >= 3);
+  assert.ok(data.snapshots.every((s: any) => s.status === 'COMPLETE' && s.articleCount >= 30));
+  assert.ok(data.articles.totalCount >= 30);
+});
+
+it('answers the README examples: the prime minister of France and of Cambodia as of different dates', async () => {
+  const { data, errors } = await execute(
+    runtime,
+    `{
+      august: fact(subject: "France", attribute: "Prime Minister", asOf: "2024-08-01") { value }
+      october: fact(subject: "France", attribute: "Prime Minister", asOf: "2024-10-01") { value }
+      cambodia2023: fact(subject: "Politics of Cambodia", attribute: "Prime Minister", asOf: "2023-07-01") { value }
+      cambodia2024: fact(subject: "Politics of Cambodia", attribute: "Prime Minister", asOf: "2024-07-01") { value }
+      history: factHistory(subject: "France", attribute: "Prime Minister") { value }
+    }`,
+  );
+  assert.equal(errors, undefined);
+  assert.equal(data.august.value, 'Gabriel Attal');
+  assert.equal(data.october.value, 'Michel Barnier');
+  assert.equal(data.cambodia2023.value, 'Hun Sen');
+  assert.equal(data.cambodia2024.value, 'Hun Manet');
+  assert.deepEqual(
+    data.history.map((f: any) => f.value),
+    ['Élisabeth Borne', 'Gabriel Attal', 'Michel Barnier', 'François Bayrou'],
+  );
+});
+
+it('contains every kind of sentence and fact change', async () => {
+  const { data } = await execute(
+    runtime,
+    `{ ${['SENTENCE_NEW', 'SENTENCE_CHANGED', 'SENTENCE_DELETED', 'FACT_NEW', 'FACT_UPDATED', 'FACT_REMOVED']
+      .map((kind) => `${kind}: changes(kinds: [${kind}], first: 0) { totalCount }`)
+      .join(' ')} }`,
+  );
+  for (const [kind, connection] of Object.entries(data)) {
+    assert.ok((connection as { totalCount: number }).totalCount > 0, `no ${kind} change in the demo corpus`);
+  }
+});

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { Database } from '../src/graph/database.js';
+import { IngestService } from '../src/ingest/ingestService.js';
+import { startServer, type RunningServer } from '../src/server/app.js';
+import { createLogger } from '../src/server/logger.js';
+import type { Runtime } from '../src/server/runtime.js';
+import { article, day, openTestRuntime, resetKnowledge } from './support.js';
+
+type Event = { seq: number; kind: string; articleId: string; fact: { value: string } | null };
+
+const SUBSCRIPTION = `subscription($afterSeq: Int, $kinds: [ChangeKind!]) {
+  changes(afterSeq: $afterSeq, kinds: $kinds) { seq kind articleId fact { value } }
+}`;
+
+/** Collects subscription events until `done` says so (or the timeout passes). */
+function collect(client: Client, variables: Record<string, unknown>, done: (events: Event[]) => boolean, timeoutMs = 20_000) {
+  const events: Event[] = [];
+  let unsubscribe = (): void => {};
+  const finished = new Promise<Event[]>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out with ${events.length} events: ${JSON.stringify(events)}`)), timeoutMs);
+    unsubscribe = client.subscribe<{ changes: Event }>(
+      { query: SUBSCRIPTION, variables },
+      {
+        next: (message) => {
+          if (message.errors) reject(new Error(JSON.stringify(message.errors)));
+          events.push(message.data!.changes);
+          if (done(events)) {
+            clearTimeout(timer);
+            resolve(events);
+          }
+        },
+        error: reject,
+        complete: () => {},
+      },
+    );
+  });
+  return { events: finished.finally(() => unsubscribe()), received: events };
+}
+
+describe('GraphQL server', () => {
+  let runtime: Runtime;
+  let server: RunningServer;
+  let client: Client;
+
+  before(async () => {
+    runtime = await openTestRuntime({ changeFeed: true });
+    server = await startServer(runtime, { port: 0, host: '127.0.0.1', log: createLogger('warn') });
+    client = createClient({ url: server.url.replace('http', 'ws'), webSocketImpl: WebSocket, lazy: true });
+  });
+  after(async () => {
+    await client.dispose();
+    await server.close();
+    await runtime.close();
+  });
+  beforeEach(async () => {
+    await resetKnowledge(runtime);
+  });
+
+  async function post(query: string, variables?: Record<string, unknown>): Promise<any> {
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return response.json();
+  }
+
+  it('replays stored changes, then streams live ones from another connection, with no gap or duplicate', async () => {
+    const ingest = runtime.services.ingest;
+    await ingest.ingest([article('A', 'One. Two.', { Leader: 'X' }), article('B', 'Three.')], { takenAt: day('2024-01-01'), source: 'test' });
+    const subscription = collect(client, { afterSeq: 0 }, (events) => events.length >= 6);
+    // Wait for the replay so the next ingest happens mid-subscription.
+    while (subscription.received.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+
+    // A second driver and service: the same path `chronoql ingest` takes in another process.
+    const other = Database.connect(process.env.NEO4J_URI ?? runtime.neo4jUri, process.env.NEO4J_USER ?? '', process.env.NEO4J_PASSWORD ?? '');
+    try {
+      await new IngestService(other).ingest(
+        [article('A', 'One. Two changed. Four.', { Leader: 'Y' }), article('B', 'Three.', { Size: '1' })],
+        { takenAt: day('2024-02-01'), source: 'test', batchSize: 1 },
+      );
+    } finally {
+      await other.close();
+    }
+    const events = await subscription.events;
+    assert.deepEqual(
+      events.map((e) => e.seq),
+      [1, 2, 3, 4, 5, 6],
+    );
+    assert.deepEqual(
+      events.map((e) => [e.kind, e.articleId]),
+      [
+        ['ARTICLE_ADDED', 'A'],
+        ['ARTICLE_ADDED', 'B'],
+        ['SENTENCE_CHANGED', 'A'],
+        ['SENTENCE_NEW', 'A'],
+        ['FACT_UPDATED', 'A'],
+        ['FACT_NEW', 'B'],
+      ],
+    );
+    assert.equal(events[4]!.fact?.value, 'Y');
+
+    // Resuming after seq 4 with a kind filter yields only what came later and matches.
+    const resumed = await collect(client, { afterSeq: 4, kinds: ['FACT_NEW'] }, (received) => received.length >= 1).events;
+    assert.deepEqual(resumed.map((e) => e.seq), [6]);
+  });
+
+  it('delivers changes of a snapshot ingested through the mutation to a live-only subscriber', async () => {
+    const subscription = collect(client, {}, (events) => events.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const result = await post(
+      `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { articles changeEvents snapshot { id status } } }`,
+      { articles: [{ id: 'C', text: 'Hello world.', infobox: [{ attribute: 'Leader', value: 'Z' }] }] },
+    );
+    assert.deepEqual(result.data.ingestSnapshot, { articles: 1, changeEvents: 1, snapshot: { id: '2024-03-01', status: 'COMPLETE' } });
+    const events = await subscription.events;
+    assert.deepEqual(events.map((e) => [e.seq, e.kind, e.articleId]), [[1, 'ARTICLE_ADDED', 'C']]);
+  });
+
+  it('answers bad input with a clear error and an extensions.code', async () => {
+    const invalid = await post(
+      `mutation { ingestSnapshot(takenAt: "2024-03-01", articles: [{id: " ", text: "x"}, {id: "D", text: "y", infobox: [{attribute: "A", value: "1"}, {attribute: "a", value: "2"}]}]) { articles } }`,
+    );
+    assert.equal(invalid.errors[0].extensions.code, 'INVALID_SNAPSHOT');
+    assert.deepEqual(
+      invalid.errors[0].extensions.problems.map((p: any) => [p.source, p.line]),
+      [
+        ['articles', 1],
+        ['articles', 2],
+      ],
+    );
+    await post(`mutation { ingestSnapshot(takenAt: "2024-05-01", articles: [{id: "E", text: "x"}]) { articles } }`);
+    const older = await post(`mutation { ingestSnapshot(takenAt: "2024-04-01", articles: [{id: "E", text: "x"}]) { articles } }`);
+    assert.equal(older.errors[0].extensions.code, 'SNAPSHOT_OUT_OF_ORDER');
+    assert.match(older.errors[0].message, /older than the latest stored snapshot 2024-05-01/);
+    const badDate = await post(`query($asOf: DateTime) { fact(subject: "E", attribute: "x", asOf: $asOf) { value } }`, {
+      asOf: '2024-13-45',
+    });
+    assert.equal(badDate.errors[0].extensions.code, 'BAD_USER_INPUT');
+    assert.match(badDate.errors[0].message, /"2024-13-45" is not a date/);
+    const badCursor = await post(`{ articles(after: "bm90LWEtY3Vyc29y") { totalCount } }`);
+    assert.equal(badCursor.errors[0].extensions.code, 'BAD_USER_INPUT');
+  });
+
+  it('serves health, metrics and an explorer that needs no internet', async () => {
+    const health = await fetch(server.url.replace('/graphql', '/health'));
+    assert.deepEqual(await health.json(), { status: 'ok', neo4j: 'reachable' });
+    const page = await fetch(server.url, { headers: { accept: 'text/html' } });
+    const html = await page.text();
+    assert.equal(page.status, 200);
+    assert.match(html, /<title>ChronoQL explorer<\/title>/);
+    assert.doesNotMatch(html, /<script[^>]+src=["']https?:/, 'no script may load from the internet');
+    assert.doesNotMatch(html, /<link[^>]+href=["']https?:/, 'no stylesheet may load from the internet');
+    await post('{ snapshots { id } }');
+    const metrics = await (await fetch(server.url.replace('/graphql', '/metrics'))).text();
+    assert.match(metrics, /chronoql_graphql_requests_total\{operation="query",outcome="ok"\} \d+/);
+  });
+});
