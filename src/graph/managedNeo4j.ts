@@ -9,8 +9,8 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, promises as fs, type WriteStream } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import neo4j from 'neo4j-driver';
+import { projectRoot } from '../paths.js';
 
 export interface Neo4jConnection {
   uri: string;
@@ -60,29 +60,12 @@ const EXIT_STORE_LOCKED = 4;
 const noLog = (): void => {};
 
 /**
- * Uses an external Neo4j when NEO4J_URI is set (nothing is started and stop() is a no-op);
- * otherwise starts, or joins, the managed local one.
- */
-export async function resolveNeo4j(env: NodeJS.ProcessEnv, options: ManagedNeo4jOptions): Promise<Neo4jConnection> {
-  const uri = env.NEO4J_URI?.trim();
-  if (uri) {
-    return {
-      uri,
-      user: env.NEO4J_USER ?? 'neo4j',
-      password: env.NEO4J_PASSWORD ?? '',
-      startedHere: false,
-      stop: async () => {},
-    };
-  }
-  return startManagedNeo4j(options);
-}
-
-/**
  * Returns a Bolt connection to the managed Neo4j for `options.dataDir`, reusing one that
  * another ChronoQL process already runs on the same directory (e.g. `ingest` next to
  * `serve`), and launching the JVM otherwise.
  */
 export async function startManagedNeo4j(options: ManagedNeo4jOptions): Promise<Neo4jConnection> {
+  validateOptions(options);
   const log = options.log ?? noLog;
   const neo4jDir = path.join(path.resolve(options.dataDir), 'neo4j');
   await fs.mkdir(path.join(neo4jDir, 'logs'), { recursive: true });
@@ -93,9 +76,9 @@ export async function startManagedNeo4j(options: ManagedNeo4jOptions): Promise<N
     return reusedConnection(running.uri);
   }
 
-  // Two processes starting on the same dataDir must not both launch: the loser would only
-  // die on Neo4j's store lock after seconds of JVM startup. Whoever gets the lock starts;
-  // the other waits, then finds the launcher.json the winner left and reuses it.
+  // Two processes starting on the same dataDir must not both launch: the loser would fail on
+  // Neo4j's store lock instead of sharing. Whoever gets the lock starts; the other waits,
+  // then finds the launcher.json the winner left and reuses it.
   const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   return withLockFile(path.join(neo4jDir, 'start.lock'), timeoutMs + 60_000, log, async () => {
     const runningNow = await findRunningLauncher(neo4jDir);
@@ -107,6 +90,21 @@ export async function startManagedNeo4j(options: ManagedNeo4jOptions): Promise<N
     const classpath = await ensureLauncherBuilt(log);
     return launch({ ...options, neo4jDir, java, classpath, timeoutMs, log });
   });
+}
+
+function validateOptions(options: ManagedNeo4jOptions): void {
+  const positiveInteger = (value: number | undefined, max: number): boolean =>
+    value === undefined || (Number.isInteger(value) && value > 0 && value <= max);
+  if (!options.dataDir) throw new ManagedNeo4jError('The managed Neo4j needs a data directory (dataDir).');
+  if (!positiveInteger(options.boltPort, 65_535)) {
+    throw new ManagedNeo4jError(`Invalid Bolt port ${options.boltPort}: expected an integer from 1 to 65535.`);
+  }
+  if (!positiveInteger(options.heapMb, 1 << 20) || (options.heapMb !== undefined && options.heapMb < 128)) {
+    throw new ManagedNeo4jError(`Invalid Neo4j heap size ${options.heapMb} MiB: expected an integer of at least 128.`);
+  }
+  if (!positiveInteger(options.pageCacheMb, 1 << 20) || (options.pageCacheMb !== undefined && options.pageCacheMb < 8)) {
+    throw new ManagedNeo4jError(`Invalid Neo4j page cache size ${options.pageCacheMb} MiB: expected an integer of at least 8.`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -234,7 +232,7 @@ interface LauncherPaths {
 }
 
 function launcherPaths(): LauncherPaths {
-  const toolsDir = path.join(findRepoRoot(), 'tools', 'neo4j');
+  const toolsDir = path.join(projectRoot(), 'tools', 'neo4j');
   const targetDir = path.join(toolsDir, 'target');
   return {
     toolsDir,
@@ -243,28 +241,6 @@ function launcherPaths(): LauncherPaths {
     libDir: path.join(targetDir, 'lib'),
     stampFile: path.join(targetDir, 'chronoql-build.stamp'),
   };
-}
-
-/**
- * The module runs from src/graph (tsx) or dist/src/graph (compiled), and dist/ may hold a
- * copied package.json, so the root is the nearest ancestor that has both package.json and
- * the launcher sources.
- */
-function findRepoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'tools', 'neo4j', 'pom.xml'))) {
-      return dir;
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) {
-      throw new ManagedNeo4jError(
-        `Cannot find tools/neo4j/pom.xml above ${path.dirname(fileURLToPath(import.meta.url))}; ` +
-          'the managed local Neo4j needs the ChronoQL source tree. Set NEO4J_URI to use an existing Neo4j instead.',
-      );
-    }
-    dir = parent;
-  }
 }
 
 /** Builds the launcher with Maven unless an up-to-date build exists; returns the JVM classpath. */
@@ -295,7 +271,12 @@ async function buildIsCurrent(paths: LauncherPaths): Promise<boolean> {
 async function buildLauncher(paths: LauncherPaths, log: (msg: string) => void): Promise<void> {
   const firstBuild = !existsSync(paths.libDir);
   const stamp = await mtimeMs(paths.stampFile);
-  const pomChanged = stamp === undefined || ((await mtimeMs(path.join(paths.toolsDir, 'pom.xml'))) ?? 0) > stamp;
+  const pomMtime = (await mtimeMs(path.join(paths.toolsDir, 'pom.xml'))) ?? 0;
+  // A changed pom.xml may change the Neo4j version. The new jars then go to a fresh directory
+  // that replaces lib/ only once Maven succeeded: old and new versions never mix on the
+  // classpath, and a failed or offline build leaves the working launcher in place.
+  const freshLib = firstBuild || stamp === undefined || pomMtime > stamp;
+  const nextLibDir = `${paths.libDir}-next`;
   log(
     firstBuild
       ? 'Building the managed Neo4j launcher (first run: Maven downloads Neo4j 5.26, about 120 MB)...'
@@ -303,15 +284,13 @@ async function buildLauncher(paths: LauncherPaths, log: (msg: string) => void): 
   );
   const started = Date.now();
   const mvn = process.platform === 'win32' ? 'mvn.cmd' : 'mvn';
+  const args = ['-q', '-B', '-f', path.join(paths.toolsDir, 'pom.xml'), 'package'];
+  if (freshLib) {
+    await fs.rm(nextLibDir, { recursive: true, force: true });
+    args.push(`-Dlauncher.lib.dir=${nextLibDir}`);
+  }
   try {
-    // A new pom.xml may change the Neo4j version, and the old jars must not stay on the
-    // classpath next to the new ones. Only then: a running JVM may still be loading from lib/.
-    if (pomChanged) await fs.rm(paths.libDir, { recursive: true, force: true });
-    await run(mvn, ['-q', '-B', '-f', path.join(paths.toolsDir, 'pom.xml'), 'package'], {
-      cwd: paths.toolsDir,
-      timeoutMs: 15 * 60_000,
-      shell: process.platform === 'win32',
-    });
+    await run(mvn, args, { cwd: paths.toolsDir, timeoutMs: 15 * 60_000, shell: process.platform === 'win32' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new ManagedNeo4jError(
@@ -325,6 +304,13 @@ async function buildLauncher(paths: LauncherPaths, log: (msg: string) => void): 
       `Building the managed Neo4j launcher failed (mvn package in ${paths.toolsDir}). ` +
         `Maven needs network access to Maven Central the first time, and a JDK (not just a JRE).\n${output}`,
     );
+  }
+  if (freshLib) {
+    const oldLibDir = `${paths.libDir}-old`;
+    await fs.rm(oldLibDir, { recursive: true, force: true });
+    if (existsSync(paths.libDir)) await fs.rename(paths.libDir, oldLibDir);
+    await fs.rename(nextLibDir, paths.libDir);
+    await fs.rm(oldLibDir, { recursive: true, force: true });
   }
   await fs.writeFile(paths.stampFile, `built ${new Date().toISOString()}\n`);
   log(`Built the managed Neo4j launcher in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -375,6 +361,7 @@ async function launch(plan: LaunchPlan): Promise<Neo4jConnection> {
       return await launchOnFreePort(plan);
     } catch (error) {
       if (!(error instanceof LaunchExitError && error.exitCode === EXIT_STORE_LOCKED) || Date.now() > deadline) throw error;
+      plan.log('The Neo4j store is still locked (a previous instance shutting down?); retrying...');
     }
     await sleep(1_000);
     const running = await findRunningLauncher(plan.neo4jDir);
