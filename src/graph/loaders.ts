@@ -9,11 +9,14 @@ export interface ParentKey<P> {
   params: P;
 }
 
-function byId<V>(fetch: (ids: readonly string[]) => Promise<Map<string, V>>): DataLoader<string, V | null> {
-  return new DataLoader(async (ids) => {
-    const found = await fetch(ids);
-    return ids.map((id) => found.get(id) ?? null);
-  });
+function byId<V>(fetch: (ids: readonly string[]) => Promise<Map<string, V>>, cache: boolean): DataLoader<string, V | null> {
+  return new DataLoader(
+    async (ids) => {
+      const found = await fetch(ids);
+      return ids.map((id) => found.get(id) ?? null);
+    },
+    { cache },
+  );
 }
 
 /**
@@ -24,6 +27,7 @@ function byParent<P, V>(
   signature: (params: P) => string,
   fetch: (ids: readonly string[], params: P) => Promise<Map<string, V>>,
   missing: () => V,
+  cache: boolean,
 ): DataLoader<ParentKey<P>, V, string> {
   return new DataLoader<ParentKey<P>, V, string>(
     async (keys) => {
@@ -39,7 +43,7 @@ function byParent<P, V>(
       );
       return keys.map((key) => answers.get(signature(key.params))!.get(key.id) ?? missing());
     },
-    { cacheKeyFn: (key) => `${signature(key.params)}\u0000${key.id}` },
+    { cache, cacheKeyFn: (key) => `${signature(key.params)}\u0000${key.id}` },
   );
 }
 
@@ -51,7 +55,10 @@ export interface ChangePageParams {
   limit: number;
 }
 
-/** The DataLoaders of one GraphQL request; never shared across requests. */
+/**
+ * The DataLoaders of one GraphQL operation; never shared across operations. A subscription
+ * lives for hours, so its loaders batch but do not cache (`cache: false`).
+ */
 export class Loaders {
   readonly article: DataLoader<string, ArticleRecord | null>;
   readonly sentence: DataLoader<string, SentenceRecord | null>;
@@ -73,26 +80,31 @@ export class Loaders {
   constructor(
     repository: ReadRepository,
     private readonly snapshotRepository: SnapshotRepository,
+    private readonly cache = true,
   ) {
-    this.article = byId((ids) => repository.articlesByIds(ids));
-    this.sentence = byId((ids) => repository.sentencesByIds(ids));
-    this.fact = byId((ids) => repository.factsByIds(ids));
-    this.sentencesValidAt = byParent(atTime, (ids, asOf) => repository.sentencesValidAt(ids, asOf), () => []);
-    this.sentencesDeletedAt = byParent(atTime, (ids, at) => repository.sentencesDeletedAt(ids, at), () => []);
-    this.factsValidAt = byParent(atTime, (ids, asOf) => repository.factsValidAt(ids, asOf), () => []);
-    this.previousSentenceId = byId((ids) => repository.linkedVersionIds('Sentence', 'REVISED_AS', 'previous', ids));
-    this.nextSentenceId = byId((ids) => repository.linkedVersionIds('Sentence', 'REVISED_AS', 'next', ids));
-    this.previousFactId = byId((ids) => repository.linkedVersionIds('Fact', 'SUPERSEDED_BY', 'previous', ids));
-    this.nextFactId = byId((ids) => repository.linkedVersionIds('Fact', 'SUPERSEDED_BY', 'next', ids));
+    this.article = byId((ids) => repository.articlesByIds(ids), cache);
+    this.sentence = byId((ids) => repository.sentencesByIds(ids), cache);
+    this.fact = byId((ids) => repository.factsByIds(ids), cache);
+    this.sentencesValidAt = byParent(atTime, (ids, asOf) => repository.sentencesValidAt(ids, asOf), () => [], cache);
+    this.sentencesDeletedAt = byParent(atTime, (ids, at) => repository.sentencesDeletedAt(ids, at), () => [], cache);
+    this.factsValidAt = byParent(atTime, (ids, asOf) => repository.factsValidAt(ids, asOf), () => [], cache);
+    const linked = (label: 'Sentence' | 'Fact', type: 'REVISED_AS' | 'SUPERSEDED_BY', direction: 'previous' | 'next') =>
+      byId((ids) => repository.linkedVersionIds(label, type, direction, ids), cache);
+    this.previousSentenceId = linked('Sentence', 'REVISED_AS', 'previous');
+    this.nextSentenceId = linked('Sentence', 'REVISED_AS', 'next');
+    this.previousFactId = linked('Fact', 'SUPERSEDED_BY', 'previous');
+    this.nextFactId = linked('Fact', 'SUPERSEDED_BY', 'next');
     this.articleChanges = byParent(
       (page) => JSON.stringify(page),
       (ids, page) => repository.changesOfArticles(ids, page.afterSeq, page.kinds, page.limit),
       () => ({ changes: [], totalCount: 0 }),
+      cache,
     );
   }
 
-  /** All snapshots in date order, read once per request. */
+  /** All snapshots in date order, read once per request (every time when not caching). */
   snapshots(): Promise<SnapshotRecord[]> {
+    if (!this.cache) return this.snapshotRepository.list();
     this.snapshotList ??= this.snapshotRepository.list();
     return this.snapshotList;
   }

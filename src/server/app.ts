@@ -37,7 +37,7 @@ export async function startServer(runtime: Runtime, options: { port: number; hos
   const wsCleanup = useServer<Record<string, unknown>, RequestContext>(
     {
       schema,
-      context: () => runtime.requestContext(),
+      context: () => runtime.requestContext({ cache: false }),
       onSubscribe: () => {
         metrics.subscriptions.inc();
       },

@@ -16,7 +16,8 @@ export interface Runtime {
   /** Whether this process started the managed Neo4j (and will stop it). */
   startedNeo4j: boolean;
   neo4jUri: string;
-  requestContext(): RequestContext;
+  /** A context for one operation; subscriptions pass `cache: false` (see Loaders). */
+  requestContext(options?: { cache?: boolean }): RequestContext;
   close(): Promise<void>;
 }
 
@@ -57,7 +58,11 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     services,
     startedNeo4j: connection.startedHere,
     neo4jUri: connection.uri,
-    requestContext: () => ({ services, loaders: new Loaders(reads, snapshots), now: new Date() }),
+    requestContext: (options = {}) => ({
+      services,
+      loaders: new Loaders(reads, snapshots, options.cache ?? true),
+      now: new Date(),
+    }),
     close: async () => {
       await changeFeed.stop();
       await db.close();
