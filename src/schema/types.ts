@@ -1,4 +1,4 @@
-import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { type ClassType, Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { ChangeKind, FactChangeKind, SentenceLabel, SnapshotStatus } from '../graph/model.js';
 import { DateTimeScalar } from './scalars.js';
 
@@ -166,47 +166,48 @@ export class PageInfo {
   endCursor!: string | null;
 }
 
-@ObjectType()
-export class ArticleEdge {
-  @Field(() => Article)
-  node!: Article;
+export interface Edge<T> {
+  node: T;
+  cursor: string;
+}
 
-  @Field(() => String)
-  cursor!: string;
+export interface Connection<T> {
+  edges: Array<Edge<T>>;
+  pageInfo: PageInfo;
+  totalCount: number;
+}
+
+/** A Relay connection type (`<Name>Connection` with `<Name>Edge`) for one node type. */
+function connectionOf<T extends object>(nodeType: ClassType<T>, name: string) {
+  @ObjectType(`${name}Edge`)
+  class EdgeType implements Edge<T> {
+    @Field(() => nodeType)
+    node!: T;
+
+    @Field(() => String)
+    cursor!: string;
+  }
+
+  // Only the concrete subclasses are referenced, so this base never appears in the schema.
+  @ObjectType(`${name}ConnectionBase`)
+  abstract class ConnectionType implements Connection<T> {
+    @Field(() => [EdgeType])
+    edges!: EdgeType[];
+
+    @Field(() => PageInfo)
+    pageInfo!: PageInfo;
+
+    @Field(() => Int)
+    totalCount!: number;
+  }
+  return ConnectionType;
 }
 
 @ObjectType({ description: 'A page of articles (Relay connection).' })
-export class ArticleConnection {
-  @Field(() => [ArticleEdge])
-  edges!: ArticleEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-
-  @Field(() => Int)
-  totalCount!: number;
-}
-
-@ObjectType()
-export class ChangeEventEdge {
-  @Field(() => ChangeEvent)
-  node!: ChangeEvent;
-
-  @Field(() => String)
-  cursor!: string;
-}
+export class ArticleConnection extends connectionOf(Article, 'Article') {}
 
 @ObjectType({ description: 'A page of change events in sequence order (Relay connection).' })
-export class ChangeEventConnection {
-  @Field(() => [ChangeEventEdge])
-  edges!: ChangeEventEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-
-  @Field(() => Int)
-  totalCount!: number;
-}
+export class ChangeEventConnection extends connectionOf(ChangeEvent, 'ChangeEvent') {}
 
 @InputType({ description: 'One infobox entry.' })
 export class InfoboxEntryInput {

@@ -3,7 +3,7 @@ import { ChangeKind, SentenceLabel } from '../../graph/model.js';
 import { labelInSnapshot, snapshotInEffect } from '../../ingest/sentenceLabels.js';
 import type { RequestContext } from '../context.js';
 import { checkPageSize, decodeCursor, decodeSeqCursor, encodeCursor } from '../cursors.js';
-import { changeConnection, factNode, sentenceNode } from '../nodes.js';
+import { changeConnection, connection, factNode, sentenceNode } from '../nodes.js';
 import { DateTimeScalar } from '../scalars.js';
 import { Article, ArticleConnection, ChangeEventConnection, Fact, Sentence } from '../types.js';
 
@@ -28,17 +28,11 @@ export class ArticleResolver {
       afterId: after == null ? null : decodeCursor('article', after),
       titleContains: titleContains ?? null,
     });
-    const edges = page.articles.map((article) => ({ node: article, cursor: encodeCursor('article', article.id) }));
-    return {
-      edges,
-      pageInfo: {
-        hasNextPage: page.hasNextPage,
-        hasPreviousPage: after != null,
-        startCursor: edges[0]?.cursor ?? null,
-        endCursor: edges[edges.length - 1]?.cursor ?? null,
-      },
+    return connection<Article>(page.articles, (article) => encodeCursor('article', article.id), {
+      hasNextPage: page.hasNextPage,
+      hasPreviousPage: after != null,
       totalCount: page.totalCount,
-    };
+    });
   }
 
   @FieldResolver(() => [Sentence], { description: 'The sentences valid at asOf, in order, with their labels.' })

@@ -1,7 +1,7 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import { attributeKey } from '../../ingest/factDiff.js';
 import type { RequestContext } from '../context.js';
-import { factNode, sentenceNode } from '../nodes.js';
+import { factNode, linkedVersion, sentenceNode } from '../nodes.js';
 import { DateTimeScalar } from '../scalars.js';
 import { Article, Fact, Sentence } from '../types.js';
 
@@ -15,16 +15,12 @@ export class SentenceResolver {
 
   @FieldResolver(() => Sentence, { nullable: true, description: 'The version this one revised (for CHANGED sentences).' })
   async previous(@Root() sentence: Sentence, @Ctx() { loaders }: RequestContext): Promise<Sentence | null> {
-    const id = await loaders.previousSentenceId.load(sentence.id);
-    const record = id === null ? null : await loaders.sentence.load(id);
-    return record && sentenceNode(record);
+    return linkedVersion(loaders.previousSentenceId, loaders.sentence, sentence.id, (record) => sentenceNode(record));
   }
 
   @FieldResolver(() => Sentence, { nullable: true, description: 'The version that revised this one.' })
   async next(@Root() sentence: Sentence, @Ctx() { loaders }: RequestContext): Promise<Sentence | null> {
-    const id = await loaders.nextSentenceId.load(sentence.id);
-    const record = id === null ? null : await loaders.sentence.load(id);
-    return record && sentenceNode(record);
+    return linkedVersion(loaders.nextSentenceId, loaders.sentence, sentence.id, (record) => sentenceNode(record));
   }
 
   @FieldResolver(() => Article)
@@ -57,16 +53,12 @@ export class FactResolver {
 
   @FieldResolver(() => Fact, { nullable: true, description: 'The version this one superseded.' })
   async previous(@Root() fact: Fact, @Ctx() { loaders }: RequestContext): Promise<Fact | null> {
-    const id = await loaders.previousFactId.load(fact.id);
-    const record = id === null ? null : await loaders.fact.load(id);
-    return record && factNode(record);
+    return linkedVersion(loaders.previousFactId, loaders.fact, fact.id, factNode);
   }
 
   @FieldResolver(() => Fact, { nullable: true, description: 'The version that superseded this one.' })
   async next(@Root() fact: Fact, @Ctx() { loaders }: RequestContext): Promise<Fact | null> {
-    const id = await loaders.nextFactId.load(fact.id);
-    const record = id === null ? null : await loaders.fact.load(id);
-    return record && factNode(record);
+    return linkedVersion(loaders.nextFactId, loaders.fact, fact.id, factNode);
   }
 
   @FieldResolver(() => Article)
