@@ -1,0 +1,456 @@
+/**
+ * Typed face of the chronoql_native addon: the time-filtered vector index,
+ * the classifier and score fusion. Every argument is checked here (a bad type,
+ * length, NaN or out-of-range value throws an Error naming the argument before
+ * native code sees it), and every call that can take more than a moment
+ * returns a promise whose work runs off the JS thread.
+ *
+ * The plain TypeScript oracle with the same semantics is ./reference.ts.
+ */
+import {
+  checkDevice,
+  checkDimension,
+  checkK,
+  checkMetric,
+  checkPath,
+  checkQueries,
+  checkStorage,
+  checkUniqueIds,
+  indexIds,
+  rangeError,
+  toDayArray,
+  toDayNumber,
+  toExcludeCsr,
+  toIdArray,
+  toMatrix,
+  toOmega,
+  typeError,
+  MAX_ID,
+  MAX_K,
+  OPEN_END,
+} from './args.js';
+import { parseClassifierModel, toFeatureMatrix, type ParsedClassifier } from './classifier-model.js';
+import { loadAddon, type NativeClassifierHandle, type NativeSearchResults, type NativeVectorIndexHandle } from './loader.js';
+import type {
+  AddBatchInput,
+  BackendInfo,
+  ClassifierModelJson,
+  DayNumber,
+  DeviceChoice,
+  FusedItem,
+  Metric,
+  QueryResult,
+  ScoreList,
+  SearchOptions,
+  Storage,
+  VectorBatch,
+  VectorIndexOptions,
+} from './types.js';
+
+export type * from './types.js';
+export { MAX_ID, MAX_K, OPEN_END, toDayNumber };
+
+/** What the addon runs on and why. Loads the addon on first use. */
+export function backend(): BackendInfo {
+  const { addon, path, build, device, cudaNotUsedBecause } = loadAddon();
+  const info = addon.backendInfo();
+  const result: BackendInfo = { backend: device, build, addonPath: path, ...info };
+  if (device === 'cpu' && cudaNotUsedBecause !== undefined) result.cudaUnavailableReason = cudaNotUsedBecause;
+  return result;
+}
+
+const noop = (): void => undefined;
+
+/**
+ * Orders calls on one index the way they were issued: a search sees every
+ * mutation issued before it; a mutation waits for every earlier search and
+ * mutation. Searches issued back to back still run concurrently.
+ */
+class IssueOrder {
+  private lastWrite: Promise<void> = Promise.resolve();
+  private readsSinceWrite = new Set<Promise<void>>();
+
+  read<T>(operation: () => Promise<T>): Promise<T> {
+    const result = this.lastWrite.then(operation);
+    const settled = result.then(noop, noop);
+    this.readsSinceWrite.add(settled);
+    void settled.then(() => this.readsSinceWrite.delete(settled));
+    return result;
+  }
+
+  write<T>(operation: () => Promise<T>): Promise<T> {
+    const before = Promise.all([this.lastWrite, ...this.readsSinceWrite]);
+    this.readsSinceWrite = new Set();
+    const result = before.then(operation);
+    this.lastWrite = result.then(noop, noop);
+    return result;
+  }
+}
+
+function splitResults(raw: NativeSearchResults): QueryResult[] {
+  const out: QueryResult[] = [];
+  for (let q = 0; q < raw.counts.length; q++) {
+    const start = q * raw.k;
+    const end = start + raw.counts[q]!;
+    out.push({ ids: raw.ids.subarray(start, end), scores: raw.scores.subarray(start, end) });
+  }
+  return out;
+}
+
+function checkOptions(options: unknown): SearchOptions {
+  if (options === null || typeof options !== 'object') typeError('options', 'must be an object with asOf (and optionally exclude)');
+  return options as SearchOptions;
+}
+
+/**
+ * Exact (brute-force) time-filtered top-k index over float32 or fp16 rows.
+ * Each row has an id, a validity interval [validFrom, validTo) in day numbers
+ * and a deleted flag; a search returns, per query, the k best rows valid at
+ * that query's asOf day, excluding the ids it is told to skip.
+ */
+export class VectorIndex {
+  private readonly order = new IssueOrder();
+  private closed = false;
+  readonly dimension: number;
+  readonly storage: Storage;
+  readonly metric: Metric;
+  /** Where this index's searches run. */
+  readonly backend: 'cpu' | 'cuda';
+
+  private constructor(private readonly handle: NativeVectorIndexHandle) {
+    const description = handle.describe();
+    this.dimension = description.dimension;
+    this.storage = description.storage;
+    this.metric = description.metric;
+    this.backend = description.backend;
+  }
+
+  static create(options: VectorIndexOptions): VectorIndex {
+    if (options === null || typeof options !== 'object') typeError('options', 'must be an object with a dimension');
+    const dimension = checkDimension(options.dimension);
+    const storage = checkStorage(options.storage);
+    const metric = checkMetric(options.metric);
+    const device = resolveDevice(checkDevice(options.device));
+    const { addon } = loadAddon();
+    return new VectorIndex(new addon.NativeVectorIndex(dimension, storage, metric, device));
+  }
+
+  /** Opens an index written by save(). */
+  static load(path: string, options: { device?: DeviceChoice } = {}): Promise<VectorIndex> {
+    checkPath(path);
+    const device = resolveDevice(checkDevice(options.device));
+    const { addon } = loadAddon();
+    return addon.loadVectorIndex(path, device).then((handle) => new VectorIndex(handle));
+  }
+
+  private get open(): NativeVectorIndexHandle {
+    if (this.closed) throw new Error('VectorIndex is closed');
+    return this.handle;
+  }
+
+  /**
+   * Releases the index's memory (host and device) once calls already issued
+   * have finished. Any later call throws.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    void this.order.write(async () => this.handle.close());
+  }
+
+  /** Live (not removed) rows. */
+  get size(): number {
+    return this.open.size();
+  }
+
+  /** Host bytes held: rows, per-row metadata and the id map. */
+  get memoryBytes(): number {
+    return this.open.memoryBytes();
+  }
+
+  /** Bytes held on the GPU (0 on the CPU backend). */
+  get deviceMemoryBytes(): number {
+    return this.open.deviceMemoryBytes();
+  }
+
+  /**
+   * Appends rows. Shapes, ids and intervals are checked here (throws); the
+   * values themselves (NaN/Infinity, zero norm under cosine) are checked by the
+   * addon off the JS thread, and a bad batch rejects without adding anything.
+   * Typed arrays in `input` are read in the background, without a copy on the
+   * JS thread: do not modify them until the promise settles. Resolves to the
+   * live row count.
+   */
+  addBatch(input: AddBatchInput): Promise<number> {
+    const handle = this.open;
+    if (input === null || typeof input !== 'object') typeError('input', 'must be an object with ids, vectors and validFrom');
+    const ids = toIdArray(input.ids);
+    const matrix = toMatrix(input.vectors, this.dimension, 'vectors', false);
+    if (matrix.rows !== ids.length) rangeError('vectors', `must hold one vector per id (${ids.length}, got ${matrix.rows})`);
+    const validFrom = toDayArray(input.validFrom, ids.length, 'validFrom');
+    const validTo = toDayArray(input.validTo, ids.length, 'validTo', true);
+    const seen = new Set<number>();
+    for (let i = 0; i < ids.length; i++) {
+      if (validFrom[i]! >= validTo[i]!) rangeError(`validTo[${i}]`, `must be after validFrom (${validTo[i]} <= ${validFrom[i]})`);
+      if (seen.has(ids[i]!)) rangeError('ids', `contains id ${ids[i]} twice`);
+      seen.add(ids[i]!);
+    }
+    return this.order.write(() => handle.addBatch(ids, matrix.data, validFrom, validTo));
+  }
+
+  /** Marks rows deleted; resolves to how many live rows were removed. */
+  remove(ids: Uint32Array | readonly number[]): Promise<number> {
+    const handle = this.open;
+    const list = Uint32Array.from(toIdArray(ids));
+    return this.order.write(() => handle.remove(list));
+  }
+
+  /** Ends the validity of live rows at `validTo` (exclusive); resolves to how many changed. */
+  invalidate(ids: Uint32Array | readonly number[], validTo: DayNumber | Int32Array | readonly DayNumber[]): Promise<number> {
+    const handle = this.open;
+    const list = Uint32Array.from(toIdArray(ids));
+    const days = Int32Array.from(toDayArray(validTo, list.length, 'validTo', true));
+    return this.order.write(() => handle.invalidate(list, days));
+  }
+
+  /**
+   * Exact top-k per query among rows valid at that query's asOf day.
+   * `queries` is one flat Float32Array (Q×d) or an array of vectors.
+   */
+  search(queries: VectorBatch, k: number, options: SearchOptions): Promise<QueryResult[]> {
+    const handle = this.open;
+    const matrix = checkQueries(queries, this.dimension, this.metric);
+    checkK(k);
+    const opts = checkOptions(options);
+    const asOf = toDayArray(opts.asOf, matrix.rows, 'asOf');
+    const exclude = toExcludeCsr(opts.exclude, matrix.rows);
+    // Snapshot the (small) query batch: the call may wait behind an earlier
+    // mutation, and the caller may reuse its buffer as soon as we return.
+    const data = Float32Array.from(matrix.data);
+    return this.order.read(() =>
+      handle.search(data, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids).then(splitResults),
+    );
+  }
+
+  /**
+   * Adaptive re-retrieval: ranks rows by (1-ω)·sim(first, row) + ω·sim(second,
+   * row) with one ω per query, in a single scan (the score is linear in the
+   * prepared query, so the blended query is searched once). Pass the first
+   * round's ids in `options.exclude`.
+   */
+  searchArr(first: VectorBatch, second: VectorBatch, omega: number | ArrayLike<number>, k: number, options: SearchOptions): Promise<QueryResult[]> {
+    const handle = this.open;
+    const a = checkQueries(first, this.dimension, this.metric, 'queries');
+    const b = checkQueries(second, this.dimension, this.metric, 'secondQueries');
+    if (a.rows !== b.rows) rangeError('secondQueries', `must hold as many queries as queries (${a.rows}, got ${b.rows})`);
+    const weights = toOmega(omega, a.rows);
+    checkK(k);
+    const opts = checkOptions(options);
+    const asOf = toDayArray(opts.asOf, a.rows, 'asOf');
+    const exclude = toExcludeCsr(opts.exclude, a.rows);
+    const firstData = Float32Array.from(a.data);
+    const secondData = Float32Array.from(b.data);
+    return this.order.read(() =>
+      handle
+        .searchBlended(firstData, secondData, weights, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids)
+        .then(splitResults),
+    );
+  }
+
+  /** Writes live rows to `path` (atomically, via a temporary file and rename). */
+  save(path: string): Promise<void> {
+    const handle = this.open;
+    checkPath(path);
+    return this.order.read(() => handle.save(path));
+  }
+
+  /** Seconds to read every stored row once: the memory bound of a single-query search. */
+  measureStreamSeconds(): Promise<number> {
+    const handle = this.open;
+    return this.order.read(() => handle.measureStreamSeconds());
+  }
+}
+
+function resolveDevice(device: DeviceChoice | undefined): DeviceChoice {
+  // 'auto' resolves to the loader's choice, which honours CHRONOQL_DEVICE.
+  return device === undefined || device === 'auto' ? loadAddon().device : device;
+}
+
+/** A linear or MLP classifier with softmax output, loaded from JSON and scored in batches. */
+export class Classifier {
+  private constructor(
+    private readonly model: ParsedClassifier,
+    private readonly handle: NativeClassifierHandle,
+  ) {}
+
+  static fromJson(json: string | ClassifierModelJson): Classifier {
+    const model = parseClassifierModel(json);
+    const { addon } = loadAddon();
+    const sizes = Uint32Array.from([model.features.length, ...model.layers.map((l) => l.outputs)]);
+    const weights = new Float32Array(model.layers.reduce((n, l) => n + l.weights.length, 0));
+    const biases = new Float32Array(model.layers.reduce((n, l) => n + l.bias.length, 0));
+    let w = 0;
+    let b = 0;
+    for (const layer of model.layers) {
+      weights.set(layer.weights, w);
+      biases.set(layer.bias, b);
+      w += layer.weights.length;
+      b += layer.bias.length;
+    }
+    const relu = Uint8Array.from(model.layers.map((l) => (l.relu ? 1 : 0)));
+    const handle = new addon.NativeClassifier(model.features.length, model.mean, model.std, sizes, weights, biases, relu);
+    return new Classifier(model, handle);
+  }
+
+  get classes(): readonly string[] {
+    return this.model.classes;
+  }
+
+  get features(): readonly string[] {
+    return this.model.features;
+  }
+
+  /**
+   * Class probabilities, batch × classes (row-major, classes in model order).
+   * Rows: a flat Float32Array, arrays in feature order, or records by feature name.
+   */
+  scoreBatch(features: Float32Array | readonly (ArrayLike<number> | Readonly<Record<string, number>>)[]): Promise<Float32Array> {
+    const matrix = toFeatureMatrix(features, this.model.features);
+    return this.handle.scoreBatch(Float32Array.from(matrix.data));
+  }
+
+  /** Like scoreBatch, one `{ className: probability }` record per row. */
+  async scoreRecords(features: readonly (ArrayLike<number> | Readonly<Record<string, number>>)[]): Promise<Record<string, number>[]> {
+    const probabilities = await this.scoreBatch(features);
+    const classes = this.model.classes;
+    const out: Record<string, number>[] = [];
+    for (let r = 0; r < probabilities.length / classes.length; r++) {
+      const record: Record<string, number> = {};
+      classes.forEach((name, c) => {
+        record[name] = probabilities[r * classes.length + c]!;
+      });
+      out.push(record);
+    }
+    return out;
+  }
+}
+
+function checkFiniteArray(values: unknown, argument: string): Float32Array {
+  if (values === null || typeof values !== 'object' || typeof (values as ArrayLike<number>).length !== 'number') {
+    typeError(argument, 'must be a Float32Array or an array of numbers');
+  }
+  const list = values as ArrayLike<unknown>;
+  const out = new Float32Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    if (typeof v !== 'number' || !Number.isFinite(v)) rangeError(`${argument}[${i}]`, 'must be a finite number');
+    out[i] = v;
+  }
+  return out;
+}
+
+function checkFiniteNumbers(values: unknown, argument: string): Float64Array {
+  if (values === null || typeof values !== 'object' || typeof (values as ArrayLike<number>).length !== 'number') {
+    typeError(argument, 'must be an array of numbers');
+  }
+  const list = values as ArrayLike<unknown>;
+  const out = new Float64Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    if (typeof v !== 'number' || !Number.isFinite(v)) rangeError(`${argument}[${i}]`, 'must be a finite number');
+    out[i] = v;
+  }
+  return out;
+}
+
+function toRanking<Id extends string | number>(ordered: readonly Id[], ids: Uint32Array, scores: Float64Array): FusedItem<Id>[] {
+  const out: FusedItem<Id>[] = [];
+  for (let i = 0; i < ids.length; i++) out.push({ id: ordered[ids[i]!]!, score: scores[i]! });
+  return out;
+}
+
+/** Score fusion for adaptive re-retrieval and hybrid ranking. Ties rank by smaller id. */
+export const Fusion = {
+  /**
+   * ARR fused scores (1-ω)·first + ω·second, element-wise. first/second hold
+   * one equal-length row of scores per query; omega has one weight per query
+   * (a single number means one query).
+   */
+  arr(first: ArrayLike<number>, second: ArrayLike<number>, omega: number | ArrayLike<number>): Promise<Float32Array> {
+    const a = checkFiniteArray(first, 'first');
+    const b = checkFiniteArray(second, 'second');
+    if (a.length !== b.length) rangeError('second', `must have the same length as first (${a.length}, got ${b.length})`);
+    const queryCount: unknown = typeof omega === 'number' ? 1 : (omega as ArrayLike<number> | null)?.length;
+    if (typeof queryCount !== 'number') typeError('omega', 'must be a number or one number per query');
+    const weights = toOmega(omega, queryCount);
+    if (queryCount === 0 || a.length % queryCount !== 0) rangeError('first', `must hold ${queryCount} equal-length rows (one per ω)`);
+    return loadAddon().addon.fuseArr(a, b, weights);
+  },
+
+  /**
+   * Weighted sum over the union of candidates of several named score lists,
+   * after min-max normalising each list to [0, 1] (a list with equal scores
+   * maps to 1; a candidate missing from a list gets 0 from it).
+   */
+  weightedSum<Id extends string | number>(lists: Readonly<Record<string, ScoreList<Id>>>, weights: Readonly<Record<string, number>>): Promise<FusedItem<Id>[]> {
+    if (lists === null || typeof lists !== 'object') typeError('lists', 'must be an object of named score lists');
+    if (weights === null || typeof weights !== 'object') typeError('weights', 'must be an object with one weight per list');
+    const names = Object.keys(lists);
+    for (const name of Object.keys(weights)) {
+      if (!names.includes(name)) rangeError(`weights.${name}`, 'names no list');
+    }
+    const idLists = names.map((name) => {
+      const list = lists[name];
+      if (list === null || typeof list !== 'object' || !Array.isArray(list.ids)) typeError(`lists.${name}`, 'must be { ids, scores }');
+      checkUniqueIds(list.ids, `lists.${name}`);
+      return list.ids;
+    });
+    const { ordered, index } = indexIds(idLists, 'lists');
+    const offsets = new Uint32Array(names.length + 1);
+    names.forEach((name, l) => {
+      offsets[l + 1] = offsets[l]! + lists[name]!.ids.length;
+    });
+    const ids = new Uint32Array(offsets[names.length]!);
+    const scores = new Float64Array(ids.length);
+    const weightArray = new Float64Array(names.length);
+    names.forEach((name, l) => {
+      const list = lists[name]!;
+      const weight = weights[name];
+      if (typeof weight !== 'number' || !Number.isFinite(weight)) rangeError(`weights.${name}`, 'must be a finite number');
+      weightArray[l] = weight;
+      const listScores = checkFiniteNumbers(list.scores, `lists.${name}.scores`);
+      if (listScores.length !== list.ids.length) rangeError(`lists.${name}.scores`, 'must have one score per id');
+      list.ids.forEach((id, i) => {
+        ids[offsets[l]! + i] = index.get(id)!;
+      });
+      scores.set(listScores, offsets[l]!);
+    });
+    return loadAddon()
+      .addon.weightedSum(offsets, ids, scores, weightArray)
+      .then((r) => toRanking(ordered, r.ids, r.scores));
+  },
+
+  /** Reciprocal rank fusion: Σ weight / (k + rank), ranks from 1 in each list's order (k = 60 by default). */
+  rrf<Id extends string | number>(lists: readonly (readonly Id[])[] | Readonly<Record<string, readonly Id[]>>, options: { k?: number; weights?: readonly number[] } = {}): Promise<FusedItem<Id>[]> {
+    if (lists === null || typeof lists !== 'object') typeError('lists', 'must be an array (or object) of ranked id lists');
+    const entries: readonly (readonly Id[])[] = Array.isArray(lists) ? lists : Object.values(lists as Record<string, readonly Id[]>);
+    const k = options.k ?? 60;
+    if (typeof k !== 'number' || !(k >= 0) || !Number.isFinite(k)) rangeError('k', `must be a finite number >= 0 (got ${String(k)})`);
+    let weights: Float64Array | undefined;
+    if (options.weights !== undefined) {
+      if (options.weights.length !== entries.length) rangeError('weights', 'must have one entry per list');
+      weights = checkFiniteNumbers(options.weights, 'weights');
+    }
+    const { ordered, index } = indexIds(entries, 'lists');
+    entries.forEach((list, l) => checkUniqueIds(list, `lists[${l}]`));
+    const offsets = new Uint32Array(entries.length + 1);
+    entries.forEach((list, l) => {
+      offsets[l + 1] = offsets[l]! + list.length;
+    });
+    const ids = new Uint32Array(offsets[entries.length]!);
+    entries.forEach((list, l) => list.forEach((id, i) => (ids[offsets[l]! + i] = index.get(id)!)));
+    return loadAddon()
+      .addon.rrf(offsets, ids, k, weights)
+      .then((r) => toRanking(ordered, r.ids, r.scores));
+  },
+};
