@@ -17,6 +17,9 @@ import { loadConfig } from './server/config.js';
 import { createLogger, type Logger } from './server/logger.js';
 import { openRuntime, type Runtime } from './server/runtime.js';
 
+/** How often a server pulls new embeddings and closures into its vector indexes. */
+const SERVER_REFRESH_MS = 2000;
+
 function summary(report: IngestReport): string {
   if (report.alreadyIngested) return `snapshot ${report.snapshot.id} was already ingested; nothing changed`;
   const { sentences: s, facts: f } = report;
@@ -38,21 +41,40 @@ async function withRuntime<T>(log: Logger, work: (runtime: Runtime) => Promise<T
   }
 }
 
-async function ingestFile(runtime: Runtime, file: string, options: { takenAt: Date; source: string; complete: boolean }): Promise<IngestReport> {
-  const articles = await readSnapshotFile(file);
-  const bar = new SingleBar({ stream: process.stderr, format: ' {bar} {value}/{total} articles | {eta_formatted} left' }, Presets.shades_classic);
-  bar.start(articles.length, 0);
+async function withProgress<T>(unit: string, work: (update: (done: number, total: number) => void) => Promise<T>): Promise<T> {
+  const bar = new SingleBar({ stream: process.stderr, format: ` {bar} {value}/{total} ${unit} | {eta_formatted} left` }, Presets.shades_classic);
+  bar.start(0, 0);
   try {
-    return await runtime.services.ingest.ingest(articles, { ...options, onProgress: (done) => bar.update(done) });
+    return await work((done, total) => {
+      bar.setTotal(total);
+      bar.update(done);
+    });
   } finally {
     bar.stop();
   }
+}
+
+async function ingestFile(runtime: Runtime, file: string, options: { takenAt: Date; source: string; complete: boolean }): Promise<IngestReport> {
+  const articles = await readSnapshotFile(file);
+  return withProgress('articles', (update) => runtime.services.ingest.ingest(articles, { ...options, onProgress: update }));
+}
+
+/** Embeds the new passage and sentence versions so they are searchable (only what changed). */
+async function embedNewUnits(runtime: Runtime): Promise<void> {
+  const started = performance.now();
+  const embedded = await withProgress('passages and sentences embedded', (update) => runtime.services.retrieval.embedPending(update));
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(`embedded ${embedded} new passages and sentences in ${seconds.toFixed(1)} s (${runtime.services.retrieval.embedderId})\n`);
 }
 
 /** Serves until SIGINT/SIGTERM, then shuts down in order: HTTP, feed, driver, managed Neo4j. */
 async function serveUntilStopped(runtime: Runtime, log: Logger): Promise<void> {
   const config = loadConfig();
   const server = await startServer(runtime, { port: config.port, host: config.host, log });
+  runtime.services.retrieval.keepFresh(SERVER_REFRESH_MS, (outcome) => {
+    if (outcome instanceof Error) log.warn({ err: outcome }, 'retrieval refresh failed');
+    else if (outcome.embedded + outcome.added + outcome.closed > 0) log.info(outcome, 'retrieval indexes refreshed');
+  });
   process.stdout.write(`ChronoQL is serving at ${server.url} (explorer: open it in a browser; health: /health)\n`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
@@ -97,10 +119,11 @@ program
   .action(async (file: string, options: { takenAt: string; source: string; complete: boolean }) => {
     const takenAt = parseDateInput(options.takenAt, '--taken-at');
     const log = createLogger(loadConfig().logLevel);
-    const report = await withRuntime(log, (runtime) =>
-      ingestFile(runtime, file, { takenAt, source: options.source, complete: options.complete }),
-    );
-    process.stdout.write(summary(report) + '\n');
+    await withRuntime(log, async (runtime) => {
+      const report = await ingestFile(runtime, file, { takenAt, source: options.source, complete: options.complete });
+      process.stdout.write(summary(report) + '\n');
+      await embedNewUnits(runtime);
+    });
   });
 
 program
@@ -115,6 +138,7 @@ program
         const report = await ingestFile(runtime, snapshot.file, { takenAt: snapshot.takenAt, source: snapshot.source, complete: false });
         process.stdout.write(summary(report) + '\n');
       }
+      await embedNewUnits(runtime);
     } catch (error) {
       await runtime.close();
       throw error;

@@ -5,7 +5,14 @@ import { it } from 'node:test';
 import { projectRoot } from '../src/paths.js';
 import { printChronoqlSchema } from '../src/schema/index.js';
 
-it('schema/schema.graphql matches the schema generated from the code (run `npx chronoql schema --write`)', async () => {
-  const committed = await readFile(join(projectRoot(), 'schema', 'schema.graphql'), 'utf8');
-  assert.equal(committed, await printChronoqlSchema());
+it('schema/schema.graphql matches the schema generated from the code', async () => {
+  const committed = (await readFile(join(projectRoot(), 'schema', 'schema.graphql'), 'utf8')).split('\n');
+  const generated = (await printChronoqlSchema()).split('\n');
+  const line = generated.findIndex((text, index) => text !== committed[index]);
+  const differs = line >= 0 || committed.length !== generated.length;
+  const at = line >= 0 ? line : Math.min(committed.length, generated.length);
+  assert.ok(
+    !differs,
+    `schema/schema.graphql is stale from line ${at + 1} (committed: ${JSON.stringify(committed[at])}, generated: ${JSON.stringify(generated[at])}); run \`npx chronoql schema --write\``,
+  );
 });

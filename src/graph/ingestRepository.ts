@@ -16,6 +16,7 @@ type StateRow = {
   lastSnapshotId: string | null;
   sentences: Array<{ id: string; text: string; startsParagraph: boolean; orderKey: string }>;
   facts: Array<{ id: string; attribute: string; value: string }>;
+  passages: Array<{ id: string; text: string }>;
 };
 
 /** Writes of the ingest pipeline. Each method runs inside the caller's transaction. */
@@ -36,8 +37,12 @@ export class IngestRepository {
          OPTIONAL MATCH (a)-[:HAS_FACT]->(f:Fact) WHERE f.validTo IS NULL
          RETURN collect(f {.id, .attribute, .value}) AS facts
        }
+       CALL (a) {
+         OPTIONAL MATCH (a)-[:HAS_PASSAGE]->(p:Passage) WHERE p.validTo IS NULL
+         RETURN collect(p {.id, .text}) AS passages
+       }
        RETURN id, a IS NOT NULL AND a.validTo IS NULL AS exists, a.title AS title,
-              a.lastSnapshotId AS lastSnapshotId, sentences, facts`,
+              a.lastSnapshotId AS lastSnapshotId, sentences, facts, passages`,
       { ids: articleIds },
     );
     return new Map(rows.map((row) => [row.id, row]));
@@ -68,10 +73,11 @@ export class IngestRepository {
     );
     await this.closeVersions(plans.flatMap((plan) => plan.closeSentenceIds), 'Sentence', params.at);
     await this.closeVersions(plans.flatMap((plan) => plan.closeFactIds), 'Fact', params.at);
+    await this.closeVersions(plans.flatMap((plan) => plan.closePassageIds), 'Passage', params.at);
     await this.tx.run(
       `UNWIND $sentences AS row
        MATCH (a:Article {id: row.articleId})
-       CREATE (a)-[:HAS_SENTENCE]->(s:Sentence)
+       CREATE (a)-[:HAS_SENTENCE]->(s:Sentence:PendingEmbedding)
        SET s = row, s.validFrom = $at, s.recordedAt = datetime()`,
       { ...params, sentences: plans.flatMap((plan) => plan.createSentences) },
     );
@@ -81,6 +87,13 @@ export class IngestRepository {
        CREATE (a)-[:HAS_FACT]->(f:Fact)
        SET f = row, f.validFrom = $at, f.recordedAt = datetime()`,
       { ...params, facts: plans.flatMap((plan) => plan.createFacts) },
+    );
+    await this.tx.run(
+      `UNWIND $passages AS row
+       MATCH (a:Article {id: row.articleId})
+       CREATE (a)-[:HAS_PASSAGE]->(p:Passage:PendingEmbedding)
+       SET p = row, p.validFrom = $at, p.recordedAt = datetime()`,
+      { ...params, passages: plans.flatMap((plan) => plan.createPassages) },
     );
     await this.link('Sentence', 'REVISED_AS', plans.flatMap((plan) => plan.sentenceRevisions));
     await this.link('Fact', 'SUPERSEDED_BY', plans.flatMap((plan) => plan.factSupersessions));
@@ -99,8 +112,8 @@ export class IngestRepository {
       `MATCH (a:Article) WHERE a.validTo IS NULL AND NOT a.id IN $presentIds
        SET a.validTo = $at, a.lastSnapshotId = $snapshotId
        WITH a
-       OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT]->(v) WHERE v.validTo IS NULL
-       SET v.validTo = $at
+       OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE v.validTo IS NULL
+       SET v.validTo = $at, v.closedAt = datetime()
        RETURN DISTINCT a.id AS id`,
       { presentIds, at, snapshotId: snapshot.id },
     );
@@ -116,9 +129,10 @@ export class IngestRepository {
     return changes.length;
   }
 
-  private async closeVersions(ids: string[], label: 'Sentence' | 'Fact', at: unknown): Promise<void> {
+  /** Ends the valid time of versions; closedAt (transaction time) lets vector indexes catch up. */
+  private async closeVersions(ids: string[], label: 'Sentence' | 'Fact' | 'Passage', at: unknown): Promise<void> {
     if (ids.length === 0) return;
-    await this.tx.run(`UNWIND $ids AS id MATCH (v:${label} {id: id}) SET v.validTo = $at`, { ids, at });
+    await this.tx.run(`UNWIND $ids AS id MATCH (v:${label} {id: id}) SET v.validTo = $at, v.closedAt = datetime()`, { ids, at });
   }
 
   private async link(label: 'Sentence' | 'Fact', type: 'REVISED_AS' | 'SUPERSEDED_BY', links: Array<{ from: string; to: string }>): Promise<void> {

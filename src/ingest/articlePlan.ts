@@ -2,6 +2,7 @@ import { generateNKeysBetween } from 'fractional-indexing';
 import { ChangeKind, FactChangeKind, SentenceLabel } from '../graph/model.js';
 import { attributeKey, diffFacts, type PreviousFact } from './factDiff.js';
 import type { SentenceLabeler, PreviousSentence } from './sentenceLabeler.js';
+import { chunkPassages } from '../retrieval/passages.js';
 import { splitSentences } from './sentenceSplitter.js';
 import type { ArticleInput } from './snapshotReader.js';
 
@@ -13,6 +14,14 @@ export interface ArticleState {
   /** Valid sentences in document order. */
   sentences: Array<PreviousSentence & { orderKey: string }>;
   facts: PreviousFact[];
+  /** Valid passages (retrieval units) of the article. */
+  passages: Array<{ id: string; text: string }>;
+}
+
+export interface NewPassageVersion {
+  id: string;
+  articleId: string;
+  text: string;
 }
 
 export interface NewSentenceVersion {
@@ -56,6 +65,8 @@ export interface ArticlePlan {
   createFacts: NewFactVersion[];
   closeFactIds: string[];
   factSupersessions: Array<{ from: string; to: string }>;
+  createPassages: NewPassageVersion[];
+  closePassageIds: string[];
   changes: PlannedChange[];
 }
 
@@ -81,6 +92,8 @@ export function planArticle(
     createFacts: [],
     closeFactIds: [],
     factSupersessions: [],
+    createPassages: [],
+    closePassageIds: [],
     changes: [],
   };
   const change = (kind: ChangeKind, ids: Partial<Omit<PlannedChange, 'kind' | 'articleId'>> = {}): void => {
@@ -112,6 +125,7 @@ function planSentences(
 ): void {
   const current = splitSentences(article.text);
   plan.sentenceCount = current.length;
+  planPassages(state, chunkPassages(current), article.id, snapshotDay, plan);
   const { alignments, deletedIds } = labeler.label(state.sentences, current);
   const keyOf = new Map(state.sentences.map((sentence) => [sentence.id, sentence.orderKey]));
   const orderKeys = assignOrderKeys(alignments.map((a) => (a.kind === 'KEPT' ? keyOf.get(a.previousId)! : null)));
@@ -148,6 +162,17 @@ function planSentences(
     plan.closeSentenceIds.push(deletedId);
     change(ChangeKind.SENTENCE_DELETED, { previousSentenceId: deletedId });
   }
+}
+
+/** A passage whose text is still in the article keeps its node (and embedding); the rest are replaced. */
+function planPassages(state: ArticleState, texts: string[], articleId: string, snapshotDay: string, plan: ArticlePlan): void {
+  const openByText = new Map<string, string[]>();
+  for (const passage of state.passages) openByText.set(passage.text, [...(openByText.get(passage.text) ?? []), passage.id]);
+  texts.forEach((text, index) => {
+    if (openByText.get(text)?.shift() !== undefined) return;
+    plan.createPassages.push({ id: `${articleId}#p#${snapshotDay}#${index}`, articleId, text });
+  });
+  for (const ids of openByText.values()) plan.closePassageIds.push(...ids);
 }
 
 /**
@@ -209,5 +234,13 @@ function planFacts(
 }
 
 export function planIsEmpty(plan: ArticlePlan): boolean {
-  return plan.createSentences.length + plan.closeSentenceIds.length + plan.createFacts.length + plan.closeFactIds.length === 0;
+  return (
+    plan.createSentences.length +
+      plan.closeSentenceIds.length +
+      plan.createFacts.length +
+      plan.closeFactIds.length +
+      plan.createPassages.length +
+      plan.closePassageIds.length ===
+    0
+  );
 }

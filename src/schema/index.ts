@@ -3,6 +3,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { buildSchema } from 'type-graphql';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangeResolver } from './resolvers/ChangeResolver.js';
+import { SearchResolver } from './resolvers/SearchResolver.js';
 import { SnapshotResolver } from './resolvers/SnapshotResolver.js';
 import { FactResolver, SentenceResolver } from './resolvers/VersionResolvers.js';
 
@@ -23,7 +24,7 @@ const noTopics = {
 
 export function chronoqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver],
+    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver],
     validate: false,
     pubSub: noTopics,
   });

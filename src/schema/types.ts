@@ -1,5 +1,6 @@
 import { type ClassType, Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { ChangeKind, FactChangeKind, SentenceLabel, SnapshotStatus } from '../graph/model.js';
+import { SearchMode, SearchUnit } from '../retrieval/retrievalService.js';
 import { DateTimeScalar } from './scalars.js';
 
 registerEnumType(SentenceLabel, {
@@ -268,4 +269,49 @@ export class IngestReport {
   @Field(() => FactTally) facts!: FactTally;
   @Field(() => Int) changeEvents!: number;
   @Field(() => Float) durationMs!: number;
+}
+
+registerEnumType(SearchMode, {
+  name: 'SearchMode',
+  description: 'HYBRID fuses DENSE (native vector index) and LEXICAL (Neo4j fulltext, BM25); NEO4J_VECTOR uses Neo4j’s own vector index.',
+});
+registerEnumType(SearchUnit, { name: 'SearchUnit', description: 'What is retrieved: passages (up to 1,500 characters) or sentences.' });
+
+@ObjectType({ description: 'One retrieved unit, valid at the date searched.' })
+export class SearchHit {
+  @Field(() => SearchUnit)
+  unit!: SearchUnit;
+
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => ID)
+  articleId!: string;
+
+  @Field(() => String)
+  text!: string;
+
+  @Field(() => DateTimeScalar)
+  validFrom!: Date;
+
+  @Field(() => DateTimeScalar, { nullable: true })
+  validTo!: Date | null;
+
+  @Field(() => Int, { description: '1-based rank in this result list.' })
+  rank!: number;
+
+  @Field(() => Float, { description: 'The score the list is ordered by (fused for HYBRID).' })
+  score!: number;
+
+  @Field(() => Float, { nullable: true, description: 'Cosine similarity, when the dense retriever found it.' })
+  denseScore!: number | null;
+
+  @Field(() => Int, { nullable: true })
+  denseRank!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'BM25 score, when the lexical retriever found it.' })
+  lexicalScore!: number | null;
+
+  @Field(() => Int, { nullable: true })
+  lexicalRank!: number | null;
 }

@@ -6,6 +6,7 @@ import { ReadRepository } from '../graph/readRepository.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { ChangeFeed } from '../ingest/changeFeed.js';
 import { IngestService } from '../ingest/ingestService.js';
+import { RetrievalService } from '../retrieval/retrievalService.js';
 import type { RequestContext, Services } from '../schema/context.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
@@ -49,10 +50,18 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     await connection.stop();
     throw error;
   }
+  let retrieval: RetrievalService;
+  try {
+    retrieval = await RetrievalService.open({ db, dataDir: config.dataDir });
+  } catch (error) {
+    await db.close();
+    await connection.stop();
+    throw error;
+  }
   const reads = new ReadRepository(db);
   const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
   if (options.changeFeed) await changeFeed.start();
-  const services: Services = { db, reads, changeFeed, ingest: new IngestService(db, () => changeFeed.poke()) };
+  const services: Services = { db, reads, changeFeed, retrieval, ingest: new IngestService(db, () => changeFeed.poke()) };
   const snapshots = new SnapshotRepository(db);
   return {
     services,
@@ -65,6 +74,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     }),
     close: async () => {
       await changeFeed.stop();
+      await retrieval.close();
       await db.close();
       await connection.stop();
     },

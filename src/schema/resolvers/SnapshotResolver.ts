@@ -13,9 +13,9 @@ export class SnapshotResolver {
 
   @Mutation(() => IngestReport, {
     description:
-      'Ingests a small dated snapshot. Validated whole before anything is written; re-running the same snapshot changes nothing. Use `chronoql ingest` for large files.',
+      'Ingests a small dated snapshot and makes it searchable. Validated whole before anything is written; re-running the same snapshot changes nothing. Use `chronoql ingest` for large files.',
   })
-  ingestSnapshot(
+  async ingestSnapshot(
     @Ctx() { services }: RequestContext,
     @Arg('takenAt', () => DateTimeScalar) takenAt: Date,
     @Arg('articles', () => [ArticleInput]) articles: ArticleInput[],
@@ -27,6 +27,9 @@ export class SnapshotResolver {
       articles.map((article, index) => ({ value: article, line: index + 1 })),
       'articles',
     );
-    return services.ingest.ingest(checked, { takenAt, source, complete });
+    const report = await services.ingest.ingest(checked, { takenAt, source, complete });
+    // Searchable as soon as the mutation returns, not at the next background refresh.
+    await services.retrieval.refresh();
+    return report;
   }
 }

@@ -1,0 +1,226 @@
+import { int, type CypherRunner } from './database.js';
+import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
+
+/** The node kinds that are retrieval units, each with its own vector index and row counter. */
+export type UnitLabel = 'Passage' | 'Sentence';
+
+const ROW_COUNTER: Record<UnitLabel, string> = { Passage: 'passageRows', Sentence: 'sentenceRows' };
+const FULLTEXT_INDEX: Record<UnitLabel, string> = { Passage: 'passage_text', Sentence: 'sentence_text' };
+
+export interface UnitText {
+  id: string;
+  text: string;
+}
+
+/** A unit version as the vector index needs it. */
+export interface EmbeddedUnit {
+  rowId: number;
+  embedding: number[];
+  validFrom: Date;
+  validTo: Date | null;
+}
+
+export interface UnitRecord {
+  id: string;
+  rowId: number | null;
+  articleId: string;
+  text: string;
+  validFrom: Date;
+  validTo: Date | null;
+}
+
+export interface ScoredUnitId {
+  id: string;
+  score: number;
+}
+
+const validAt = (v: string): string => `${v}.validFrom <= $asOf AND (${v}.validTo IS NULL OR ${v}.validTo > $asOf)`;
+const UNIT_FIELDS = 'u {.id, .rowId, .articleId, .text, .validFrom, .validTo}';
+
+function toUnit(row: Record<string, unknown>): UnitRecord {
+  return {
+    id: row.id as string,
+    rowId: (row.rowId as number | null) ?? null,
+    articleId: row.articleId as string,
+    text: row.text as string,
+    validFrom: requireDate(row.validFrom),
+    validTo: fromNeo4jDateTime(row.validTo),
+  };
+}
+
+/** Lucene's query syntax characters, escaped so user text is searched as words. */
+export function escapeLucene(text: string): string {
+  return text.replace(/[+\-&|!(){}[\]^"~*?:\\/]/g, '\\$&');
+}
+
+/** Cypher of the retrieval layer: embedding bookkeeping, index sync, fulltext and vector search. */
+export class RetrievalRepository {
+  constructor(private readonly db: CypherRunner) {}
+
+  async serverTime(): Promise<Date> {
+    const rows = await this.db.run<{ now: unknown }>('RETURN datetime() AS now');
+    return requireDate(rows[0]!.now);
+  }
+
+  /**
+   * The identity of the vectors this store holds. A vector index saved on disk belongs to
+   * one identity; emptying the store deletes it, so a stale index is never trusted.
+   */
+  async storeIdentity(): Promise<string> {
+    const rows = await this.db.run<{ storeId: string }>(
+      `MERGE (s:RetrievalState {name: 'vectors'}) ON CREATE SET s.storeId = randomUUID() RETURN s.storeId AS storeId`,
+    );
+    return rows[0]!.storeId;
+  }
+
+  /** Marks every unit not embedded by `embedderId` as pending (after a change of embedder). */
+  async markStaleEmbeddings(label: UnitLabel, embedderId: string): Promise<number> {
+    const rows = await this.db.run<{ marked: number }>(
+      `MATCH (u:${label}) WHERE u.embedderId IS NULL OR u.embedderId <> $embedderId
+       SET u:PendingEmbedding RETURN count(u) AS marked`,
+      { embedderId },
+    );
+    return rows[0]?.marked ?? 0;
+  }
+
+  async pendingEmbeddings(label: UnitLabel, limit: number): Promise<UnitText[]> {
+    return this.db.run<UnitText>(`MATCH (u:${label}:PendingEmbedding) RETURN u.id AS id, u.text AS text LIMIT $limit`, {
+      limit: int(limit),
+    });
+  }
+
+  async countPendingEmbeddings(label: UnitLabel): Promise<number> {
+    const rows = await this.db.run<{ total: number }>(`MATCH (u:${label}:PendingEmbedding) RETURN count(u) AS total`);
+    return rows[0]?.total ?? 0;
+  }
+
+  /**
+   * Stores embeddings and gives each unit a row number for the native index (once: a unit
+   * keeps its row across re-embeddings), all in one transaction with the counter locked.
+   */
+  async storeEmbeddings(label: UnitLabel, embedderId: string, rows: Array<{ id: string; embedding: number[] }>): Promise<void> {
+    await this.db.run(
+      `MATCH (c:ChangeSequence {name: $counter})
+       UNWIND $rows AS row
+       MATCH (u:${label} {id: row.id}) WHERE u.rowId IS NULL
+       WITH c, collect(u) AS fresh
+       SET c.value = c.value + size(fresh)
+       WITH c.value - size(fresh) AS base, fresh
+       UNWIND range(0, size(fresh) - 1) AS offset
+       WITH fresh[offset] AS u, base + offset + 1 AS rowId
+       SET u.rowId = rowId`,
+      { counter: ROW_COUNTER[label], rows: rows.map(({ id }) => ({ id })) },
+    );
+    await this.db.run(
+      `UNWIND $rows AS row
+       MATCH (u:${label} {id: row.id})
+       SET u.embedding = row.embedding, u.embedderId = $embedderId, u.embeddedAt = datetime()
+       REMOVE u:PendingEmbedding`,
+      { rows, embedderId },
+    );
+  }
+
+  /** Embedded units after `afterRowId` in row order, optionally only those embedded since a time. */
+  async embeddedUnits(
+    label: UnitLabel,
+    embedderId: string,
+    options: { since: Date | null; afterRowId: number; limit: number },
+  ): Promise<EmbeddedUnit[]> {
+    const rows = await this.db.run<{ rowId: number; embedding: number[]; validFrom: unknown; validTo: unknown }>(
+      `MATCH (u:${label}) WHERE u.rowId > $afterRowId AND u.embedderId = $embedderId
+         AND ($since IS NULL OR u.embeddedAt >= $since)
+       RETURN u.rowId AS rowId, u.embedding AS embedding, u.validFrom AS validFrom, u.validTo AS validTo
+       ORDER BY u.rowId LIMIT $limit`,
+      {
+        embedderId,
+        afterRowId: int(options.afterRowId),
+        since: options.since && toNeo4jDateTime(options.since),
+        limit: int(options.limit),
+      },
+    );
+    return rows.map((row) => ({
+      rowId: row.rowId,
+      embedding: row.embedding,
+      validFrom: requireDate(row.validFrom),
+      validTo: fromNeo4jDateTime(row.validTo),
+    }));
+  }
+
+  /** Units whose valid time was closed since `since` (transaction time). */
+  async closedSince(label: UnitLabel, since: Date): Promise<Array<{ rowId: number; validTo: Date }>> {
+    const rows = await this.db.run<{ rowId: number; validTo: unknown }>(
+      `MATCH (u:${label}) WHERE u.closedAt >= $since AND u.rowId IS NOT NULL
+       RETURN u.rowId AS rowId, u.validTo AS validTo`,
+      { since: toNeo4jDateTime(since) },
+    );
+    return rows.map((row) => ({ rowId: row.rowId, validTo: requireDate(row.validTo) }));
+  }
+
+  async unitsByRowIds(label: UnitLabel, rowIds: readonly number[]): Promise<Map<number, UnitRecord>> {
+    const rows = await this.db.run<{ unit: Record<string, unknown> }>(
+      `UNWIND $rowIds AS rowId MATCH (u:${label} {rowId: rowId}) RETURN ${UNIT_FIELDS} AS unit`,
+      { rowIds: rowIds.map(int) },
+    );
+    return new Map(rows.map((row) => [row.unit.rowId as number, toUnit(row.unit)]));
+  }
+
+  async unitsByIds(label: UnitLabel, ids: readonly string[]): Promise<Map<string, UnitRecord>> {
+    const rows = await this.db.run<{ unit: Record<string, unknown> }>(
+      `UNWIND $ids AS id MATCH (u:${label} {id: id}) RETURN ${UNIT_FIELDS} AS unit`,
+      { ids },
+    );
+    return new Map(rows.map((row) => [row.unit.id as string, toUnit(row.unit)]));
+  }
+
+  /** Texts of units valid now, for fitting an embedder's corpus statistics. */
+  async currentTexts(label: UnitLabel, limit: number): Promise<string[]> {
+    const rows = await this.db.run<{ text: string }>(
+      `MATCH (u:${label}) WHERE u.validTo IS NULL RETURN u.text AS text LIMIT $limit`,
+      { limit: int(limit) },
+    );
+    return rows.map((row) => row.text);
+  }
+
+  /**
+   * BM25 search through Neo4j's fulltext index (Lucene), keeping units valid at asOf. Lucene
+   * does not know valid time, so it is asked for a wider candidate list than k.
+   */
+  async lexicalSearch(label: UnitLabel, query: string, asOf: Date, k: number): Promise<ScoredUnitId[]> {
+    const escaped = escapeLucene(query).trim();
+    if (escaped === '') return [];
+    return this.db.run<ScoredUnitId>(
+      `CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
+       WHERE ${validAt('u')}
+       RETURN u.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+      { index: FULLTEXT_INDEX[label], query: escaped, candidates: int(Math.max(100, k * 20)), k: int(k), asOf: toNeo4jDateTime(asOf) },
+    );
+  }
+
+  vectorIndexName(label: UnitLabel, dimension: number): string {
+    return `${label.toLowerCase()}_embedding_${dimension}`;
+  }
+
+  async ensureVectorIndex(label: UnitLabel, dimension: number, runSchema: (cypher: string) => Promise<void>): Promise<void> {
+    await runSchema(
+      `CREATE VECTOR INDEX ${this.vectorIndexName(label, dimension)} IF NOT EXISTS FOR (u:${label}) ON u.embedding
+       OPTIONS { indexConfig: { \`vector.dimensions\`: ${dimension}, \`vector.similarity_function\`: 'cosine' } }`,
+    );
+  }
+
+  /** Approximate (HNSW) search through Neo4j's own vector index: the comparison path. */
+  async vectorSearch(label: UnitLabel, embedding: number[], embedderId: string, asOf: Date, k: number): Promise<ScoredUnitId[]> {
+    return this.db.run<ScoredUnitId>(
+      `CALL db.index.vector.queryNodes($index, $candidates, $embedding) YIELD node AS u, score
+       WHERE u.embedderId = $embedderId AND ${validAt('u')}
+       RETURN u.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+      {
+        index: this.vectorIndexName(label, embedding.length),
+        candidates: int(Math.max(100, k * 20)),
+        embedding,
+        embedderId,
+        k: int(k),
+        asOf: toNeo4jDateTime(asOf),
+      },
+    );
+  }
+}

@@ -1,0 +1,185 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RetrievalRepository, UnitLabel } from '../graph/retrievalRepository.js';
+import { VectorIndex, toDayNumber, type QueryResult } from '../native/index.js';
+
+/**
+ * How far back each sync re-reads, in transaction time. A unit embedded or closed by a
+ * transaction that started before the previous sync but committed after it is still seen;
+ * re-reading is harmless because rows already indexed are skipped and closures repeat.
+ */
+const SYNC_OVERLAP_MS = 30_000;
+const PAGE = 2000;
+
+interface Sidecar {
+  /** The Neo4j store's retrieval identity the index was built from. */
+  storeId: string;
+  embedderId: string;
+  dimension: number;
+  /** Server time at the start of the last completed sync (ISO). */
+  watermark: string;
+}
+
+/** Row numbers already in the index, one bit each, so a sync never adds a row twice. */
+class RowSet {
+  private bits = new Uint8Array(1024);
+
+  has(row: number): boolean {
+    return row < this.bits.length * 8 && (this.bits[row >>> 3]! & (1 << (row & 7))) !== 0;
+  }
+
+  add(row: number): void {
+    if (row >= this.bits.length * 8) {
+      const grown = new Uint8Array(Math.max(this.bits.length * 2, (row >>> 3) + 1));
+      grown.set(this.bits);
+      this.bits = grown;
+    }
+    this.bits[row >>> 3]! |= 1 << (row & 7);
+  }
+
+  toBuffer(): Buffer {
+    return Buffer.from(this.bits.buffer, this.bits.byteOffset, this.bits.byteLength);
+  }
+
+  static from(buffer: Buffer): RowSet {
+    const set = new RowSet();
+    set.bits = new Uint8Array(buffer);
+    return set;
+  }
+}
+
+function isZero(vector: ArrayLike<number>): boolean {
+  for (let i = 0; i < vector.length; i += 1) if (vector[i] !== 0) return false;
+  return true;
+}
+
+/**
+ * The native vector index of one kind of retrieval unit, kept in step with Neo4j: vectors
+ * embedded since the last sync are added, versions closed since then are invalidated. It is
+ * saved next to the Neo4j data so a restart does not rebuild it, and rebuilt from the
+ * embeddings stored in Neo4j when the file is missing or belongs to another embedder.
+ */
+export class UnitVectorIndex {
+  private constructor(
+    readonly label: UnitLabel,
+    private index: VectorIndex,
+    private rows: RowSet,
+    private watermark: Date | null,
+    private storeId: string,
+    private readonly embedderId: string,
+    private readonly directory: string,
+    private readonly repository: RetrievalRepository,
+  ) {}
+
+  static async open(options: {
+    label: UnitLabel;
+    embedderId: string;
+    dimension: number;
+    directory: string;
+    repository: RetrievalRepository;
+  }): Promise<UnitVectorIndex> {
+    const { label, embedderId, dimension, directory, repository } = options;
+    const storeId = await repository.storeIdentity();
+    const files = UnitVectorIndex.files(directory, label);
+    if (existsSync(files.sidecar) && existsSync(files.index) && existsSync(files.rows)) {
+      const sidecar = JSON.parse(await readFile(files.sidecar, 'utf8')) as Sidecar;
+      if (sidecar.storeId === storeId && sidecar.embedderId === embedderId && sidecar.dimension === dimension) {
+        const index = await VectorIndex.load(files.index);
+        const rows = RowSet.from(await readFile(files.rows));
+        return new UnitVectorIndex(label, index, rows, new Date(sidecar.watermark), storeId, embedderId, directory, repository);
+      }
+    }
+    return new UnitVectorIndex(label, UnitVectorIndex.empty(dimension), new RowSet(), null, storeId, embedderId, directory, repository);
+  }
+
+  private static empty(dimension: number): VectorIndex {
+    return VectorIndex.create({ dimension, metric: 'cosine' });
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  get memoryBytes(): number {
+    return this.index.memoryBytes;
+  }
+
+  /** Brings the index up to date with Neo4j; returns how many rows were added and closed. */
+  async sync(): Promise<{ added: number; closed: number }> {
+    const startedAt = await this.repository.serverTime();
+    const storeId = await this.repository.storeIdentity();
+    if (storeId !== this.storeId) {
+      // The store was emptied (or replaced) under us: start again from what it holds now.
+      this.index.close();
+      this.index = UnitVectorIndex.empty(this.index.dimension);
+      this.rows = new RowSet();
+      this.watermark = null;
+      this.storeId = storeId;
+    }
+    const since = this.watermark && new Date(this.watermark.getTime() - SYNC_OVERLAP_MS);
+    let added = 0;
+    for (let afterRowId = 0; ; ) {
+      const page = await this.repository.embeddedUnits(this.label, this.embedderId, { since, afterRowId, limit: PAGE });
+      if (page.length === 0) break;
+      afterRowId = page[page.length - 1]!.rowId;
+      // A text with no known word embeds to zero, which cosine cannot rank: such units are left to lexical search.
+      const fresh = page.filter((unit) => !this.rows.has(unit.rowId) && !isZero(unit.embedding));
+      if (fresh.length > 0) {
+        await this.index.addBatch({
+          ids: Uint32Array.from(fresh, (unit) => unit.rowId),
+          vectors: fresh.map((unit) => unit.embedding),
+          validFrom: Int32Array.from(fresh, (unit) => toDayNumber(unit.validFrom)),
+          validTo: fresh.map((unit) => (unit.validTo ? toDayNumber(unit.validTo) : null)),
+        });
+        for (const unit of fresh) this.rows.add(unit.rowId);
+        added += fresh.length;
+      }
+      if (page.length < PAGE) break;
+    }
+    let closed = 0;
+    if (since) {
+      const closures = (await this.repository.closedSince(this.label, since)).filter((unit) => this.rows.has(unit.rowId));
+      if (closures.length > 0) {
+        closed = await this.index.invalidate(
+          closures.map((unit) => unit.rowId),
+          closures.map((unit) => toDayNumber(unit.validTo)),
+        );
+      }
+    }
+    this.watermark = startedAt;
+    return { added, closed };
+  }
+
+  search(queries: Float32Array, k: number, asOfDays: Int32Array, exclude?: ReadonlyArray<ArrayLike<number> | null>): Promise<QueryResult[]> {
+    return this.index.search(queries, k, { asOf: asOfDays, exclude });
+  }
+
+  /** Writes the index, its row set and its watermark; the sidecar goes last so a torn save is ignored. */
+  async save(): Promise<void> {
+    if (!this.watermark) return;
+    const files = UnitVectorIndex.files(this.directory, this.label);
+    await mkdir(this.directory, { recursive: true });
+    await rm(files.sidecar, { force: true });
+    await this.index.save(files.index);
+    await writeFile(`${files.rows}.tmp`, this.rows.toBuffer());
+    await rename(`${files.rows}.tmp`, files.rows);
+    const sidecar: Sidecar = {
+      storeId: this.storeId,
+      embedderId: this.embedderId,
+      dimension: this.index.dimension,
+      watermark: this.watermark.toISOString(),
+    };
+    await writeFile(`${files.sidecar}.tmp`, JSON.stringify(sidecar));
+    await rename(`${files.sidecar}.tmp`, files.sidecar);
+  }
+
+  close(): void {
+    this.index.close();
+  }
+
+  private static files(directory: string, label: UnitLabel): { index: string; rows: string; sidecar: string } {
+    const base = join(directory, label.toLowerCase());
+    return { index: `${base}.vectors`, rows: `${base}.rows`, sidecar: `${base}.json` };
+  }
+}

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chunkPassages } from '../src/retrieval/passages.js';
+import { escapeLucene } from '../src/graph/retrievalRepository.js';
+import { SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
+import type { Runtime } from '../src/server/runtime.js';
+import { article, day, execute, openTestRuntime, resetKnowledge } from './support.js';
+
+describe('passage chunking', () => {
+  const sentences = (texts: string[], paragraphStarts: number[] = [0]) =>
+    texts.map((text, i) => ({ text, startsParagraph: paragraphStarts.includes(i) }));
+
+  it('packs sentences up to the limit and never crosses a paragraph', () => {
+    const passages = chunkPassages(sentences(['aaaa.', 'bbbb.', 'cccc.', 'dddd.'], [0, 3]), 12, 2);
+    assert.deepEqual(passages, ['aaaa. bbbb.', 'cccc.', 'dddd.']);
+  });
+
+  it('cuts an over-long sentence into overlapping windows', () => {
+    const passages = chunkPassages(sentences(['0123456789abcdefghij']), 8, 2);
+    assert.deepEqual(passages, ['01234567', '6789abcd', 'cdefghij']);
+    assert.ok(passages.every((p) => p.length <= 8));
+  });
+
+  it('keeps the passages of untouched paragraphs when another paragraph changes', () => {
+    const before = chunkPassages(sentences(['One.', 'Two.', 'Three.', 'Four.'], [0, 2]));
+    const after = chunkPassages(sentences(['One changed.', 'Two.', 'Three.', 'Four.'], [0, 2]));
+    assert.equal(before[1], after[1]);
+    assert.notEqual(before[0], after[0]);
+  });
+
+  it('escapes Lucene syntax so user text is searched as words', () => {
+    assert.equal(escapeLucene('who is (the) PM? a+b'), 'who is \\(the\\) PM\\? a\\+b');
+  });
+});
+
+describe('retrieval', () => {
+  let runtime: Runtime;
+  const ALL_MODES = [SearchMode.HYBRID, SearchMode.DENSE, SearchMode.LEXICAL, SearchMode.NEO4J_VECTOR];
+
+  before(async () => {
+    runtime = await openTestRuntime();
+    await resetKnowledge(runtime);
+    const { ingest, retrieval } = runtime.services;
+    await ingest.ingest(
+      [
+        article('France', 'France is a country in Western Europe.\n\nGabriel Attal is the prime minister of France.', { 'Prime Minister': 'Gabriel Attal' }),
+        article('Bread', 'Bread is a staple food prepared from a dough of flour and water, usually by baking.'),
+        article('Mount Everest', 'Mount Everest is the highest mountain on Earth above sea level.'),
+      ],
+      { takenAt: day('2024-07-01'), source: 'test' },
+    );
+    await ingest.ingest(
+      [
+        article('France', 'France is a country in Western Europe.\n\nMichel Barnier is the prime minister of France.', { 'Prime Minister': 'Michel Barnier' }),
+        article('Bread', 'Bread is a staple food prepared from a dough of flour and water, usually by baking.'),
+      ],
+      { takenAt: day('2024-10-01'), source: 'test' },
+    );
+    await retrieval.refresh();
+  });
+  after(async () => {
+    await runtime.close();
+  });
+
+  it('returns only units valid at asOf, in every mode and for both units', async () => {
+    for (const mode of ALL_MODES) {
+      for (const unit of [SearchUnit.PASSAGE, SearchUnit.SENTENCE]) {
+        const label = `${mode}/${unit}`;
+        const summer = await runtime.services.retrieval.search('prime minister of France', { asOf: day('2024-08-01'), k: 10, mode, unit });
+        const autumn = await runtime.services.retrieval.search('prime minister of France', { asOf: day('2024-10-02'), k: 10, mode, unit });
+        const early = await runtime.services.retrieval.search('prime minister of France', { asOf: day('2024-01-01'), k: 10, mode, unit });
+        assert.ok(summer.some((hit) => hit.text.includes('Gabriel Attal')), `${label}: Attal in summer`);
+        assert.ok(!summer.some((hit) => hit.text.includes('Barnier')), `${label}: no Barnier in summer`);
+        assert.ok(autumn.some((hit) => hit.text.includes('Michel Barnier')), `${label}: Barnier in autumn`);
+        assert.ok(!autumn.some((hit) => hit.text.includes('Attal')), `${label}: no Attal in autumn`);
+        assert.deepEqual(early, [], `${label}: nothing before the first snapshot`);
+        for (const hit of [...summer, ...autumn]) {
+          assert.ok(hit.validFrom <= day('2024-10-02') && (hit.validTo === null || hit.validTo > day('2024-08-01')));
+        }
+      }
+    }
+  });
+
+  it('ranks the relevant passage first and reports both retrievers in hybrid hits', async () => {
+    const hits = await runtime.services.retrieval.search('who is the prime minister of France', {
+      asOf: day('2024-10-02'),
+      k: 3,
+      mode: SearchMode.HYBRID,
+      unit: SearchUnit.PASSAGE,
+    });
+    assert.match(hits[0]!.text, /Michel Barnier is the prime minister of France/);
+    assert.equal(hits[0]!.rank, 1);
+    assert.ok(hits[0]!.denseScore !== null && hits[0]!.lexicalScore !== null);
+    assert.deepEqual(hits.map((h) => h.rank), hits.map((_, i) => i + 1));
+    assert.ok(hits.every((h, i) => i === 0 || hits[i - 1]!.score >= h.score));
+  });
+
+  it('keeps an unchanged passage in one node and embeds only new versions', async () => {
+    const { data } = await execute(runtime, `{ a: search(query: "bread dough flour", asOf: "2024-07-02", k: 1, mode: LEXICAL) { id validFrom validTo }
+      b: search(query: "bread dough flour", asOf: "2024-10-02", k: 1, mode: LEXICAL) { id } }`);
+    assert.equal(data.a[0].id, data.b[0].id);
+    assert.equal(data.a[0].validTo, null);
+    assert.equal(await runtime.services.retrieval.embedPending(), 0);
+  });
+
+  it('serves search and batchSearch over GraphQL with validation', async () => {
+    const { data, errors } = await execute(
+      runtime,
+      `{ search(query: "prime minister", asOf: "2024-08-01", k: 2) { rank text article { id } }
+         batchSearch(queries: ["highest mountain", "bread"], k: 1, mode: DENSE) { text } }`,
+    );
+    assert.equal(errors, undefined);
+    assert.equal(data.search[0].article.id, 'France');
+    assert.match(data.batchSearch[0][0].text, /Everest/);
+    assert.match(data.batchSearch[1][0].text, /Bread/);
+    const bad = await execute(runtime, '{ search(query: "x", k: 0) { id } }');
+    assert.equal(bad.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT');
+  });
+  it('never trusts vectors of a store that was emptied under it', async () => {
+    const query = { asOf: day('2025-01-02'), k: 10, mode: SearchMode.DENSE, unit: SearchUnit.PASSAGE };
+    assert.ok((await runtime.services.retrieval.search('bread', query)).length > 1);
+    await resetKnowledge(runtime);
+    await runtime.services.ingest.ingest([article('Bread', 'Bread is baked from flour and water.')], { takenAt: day('2025-01-01'), source: 'test' });
+    await runtime.services.retrieval.refresh();
+    const hits = await runtime.services.retrieval.search('bread', query);
+    assert.deepEqual(hits.map((hit) => hit.text), ['Bread is baked from flour and water.']);
+  });
+
+  // Last: it closes the runtime's retrieval service.
+  it('rebuilds the vector index from Neo4j when the saved index is deleted', async () => {
+    const query = { asOf: day('2024-10-02'), k: 5, mode: SearchMode.DENSE, unit: SearchUnit.PASSAGE };
+    const before = await runtime.services.retrieval.search('highest mountain', query);
+    await runtime.services.retrieval.close();
+    await rm(join(process.env.CHRONOQL_DATA_DIR ?? join(process.cwd(), '.chronoql-test'), 'indexes'), { recursive: true, force: true });
+    const reopened = await RetrievalService.open({ db: runtime.services.db, dataDir: process.env.CHRONOQL_DATA_DIR ?? join(process.cwd(), '.chronoql-test') });
+    try {
+      const report = await reopened.refresh();
+      assert.equal(report.embedded, 0, 'embeddings come back from Neo4j, not from re-embedding');
+      assert.ok(report.added > 0);
+      const after = await reopened.search('highest mountain', query);
+      assert.deepEqual(after.map((h) => [h.id, h.score.toFixed(5)]), before.map((h) => [h.id, h.score.toFixed(5)]));
+    } finally {
+      await reopened.close();
+    }
+  });
+
+});
