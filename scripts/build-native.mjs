@@ -16,7 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { delimiter, dirname, join, relative } from 'node:path';
+import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -165,7 +165,8 @@ function buildCuda() {
   }
   const cmakeJs = createRequire(join(root, 'package.json')).resolve('cmake-js/bin/cmake-js');
   const addonApi = createRequire(join(root, 'package.json'))('node-addon-api').include_dir;
-  const defines = [`--CDNODE_ADDON_API_DIR=${join(root, addonApi)}`];
+  // node-addon-api gives include_dir relative to the current directory, not to the package.
+  const defines = [`--CDNODE_ADDON_API_DIR=${resolve(addonApi)}`];
   if (process.env.CHRONOQL_CUDA_ARCHITECTURES) defines.push(`--CDCMAKE_CUDA_ARCHITECTURES=${process.env.CHRONOQL_CUDA_ARCHITECTURES}`);
   // nvcc must also be visible to CMake's check_language(CUDA).
   const env = { ...process.env, CUDACXX: process.env.CUDACXX ?? nvcc };

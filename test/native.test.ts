@@ -13,7 +13,7 @@ import { after, describe, test } from 'node:test';
 import { Classifier, Fusion, OPEN_END, VectorIndex, backend, toDayNumber } from '../src/native/index.js';
 import { loadAddon, packageRoot } from '../src/native/loader.js';
 import { ReferenceClassifier, ReferenceVectorIndex, referenceFusion, roundToHalf } from '../src/native/reference.js';
-import { compareExactly, compareWithReference, randomMatrix, seededRandom, syntheticRows } from '../src/native/testing.js';
+import { compareExactly, compareWithReference, randomMatrix, scatteredId, seededRandom, syntheticRows } from '../src/native/testing.js';
 import type { Metric, QueryResult, SearchOptions, Storage, VectorIndexOptions } from '../src/native/types.js';
 
 // These tests exercise the CPU backend even when the CUDA build is present.
@@ -163,7 +163,7 @@ describe('native addon (CPU)', () => {
     await expectSameAsReference(pair, queries, 1024, options);
     const results = await pair.index.search(queries, 1024, options);
     for (let q = 0; q < 10; q++) {
-      const valid = Array.from({ length: 60 }, (_, i) => i * 7 + 3).filter((id) => pair.reference.isValidAt(id, options.asOf[q]!));
+      const valid = Array.from({ length: 60 }, (_, i) => scatteredId(i)).filter((id) => pair.reference.isValidAt(id, options.asOf[q]!));
       assert.equal(results[q]!.ids.length, valid.length);
     }
   });

@@ -28,13 +28,6 @@ CpuKernel activeCpuKernel() {
 
 const char* cpuKernelName(CpuKernel kernel) { return kernel == CpuKernel::Avx2 ? "avx2-fma" : "scalar"; }
 
-void halfToFloat(const uint16_t* source, float* destination, size_t count) {
-#if defined(CHRONOQL_HAVE_AVX2_KERNELS)
-  if (cpuSupportsAvx2Fma()) return halfToFloatAvx2(source, destination, count);
-#endif
-  for (size_t i = 0; i < count; ++i) destination[i] = halfBitsToFloat(source[i]);
-}
-
 void floatToHalf(const float* source, uint16_t* destination, size_t count) {
 #if defined(CHRONOQL_HAVE_AVX2_KERNELS)
   if (cpuSupportsAvx2Fma()) return floatToHalfAvx2(source, destination, count);

@@ -52,7 +52,6 @@ uint64_t streamReadAvx2(const void* data, size_t bytes);
 #endif
 
 // Portable conversions (dispatch to AVX2 when available).
-void halfToFloat(const uint16_t* source, float* destination, size_t count);
 void floatToHalf(const float* source, uint16_t* destination, size_t count);
 
 }  // namespace chronoql

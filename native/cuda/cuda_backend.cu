@@ -95,16 +95,26 @@ const DeviceProbe& probeDevices() {
     for (int i = 0; i < count; ++i) {
       cudaDeviceProp properties{};
       if (cudaGetDeviceProperties(&properties, i) != cudaSuccess) continue;
+      // The build carries sm_80 and sm_90 code; an older GPU would fail every launch.
+      if (properties.major < 8) {
+        result.reason = std::string(properties.name) + " (compute " + std::to_string(properties.major) + "." +
+                        std::to_string(properties.minor) + ") is older than the sm_80 this build targets";
+        continue;
+      }
+      size_t freeBytes = 0;
+      size_t totalBytes = 0;
+      if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) cudaGetLastError();
       CudaDeviceInfo info;
       info.index = i;
       info.name = properties.name;
       info.totalMemoryBytes = properties.totalGlobalMem;
+      info.freeMemoryBytes = freeBytes;
       info.computeMajor = properties.major;
       info.computeMinor = properties.minor;
       info.multiprocessors = properties.multiProcessorCount;
       result.devices.push_back(info);
     }
-    if (result.devices.empty()) result.reason = "CUDA devices could not be queried";
+    if (result.devices.empty() && result.reason.empty()) result.reason = "CUDA devices could not be queried";
     return result;
   }();
   return probe;

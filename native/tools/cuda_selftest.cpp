@@ -47,7 +47,8 @@ Dataset makeDataset(uint32_t rows, uint32_t dimension, uint32_t seed, bool integ
   data.validFrom.resize(rows);
   data.validTo.resize(rows);
   for (uint32_t r = 0; r < rows; ++r) {
-    data.ids[r] = r * 7 + 3;  // ids not in row order, so the id tie-break is really exercised
+    // ids not monotonic in row order (a bijection mod a prime), so the id tie-break is really exercised
+    data.ids[r] = static_cast<uint32_t>((static_cast<uint64_t>(r) * 7919u) % 1000003u);
     for (uint32_t i = 0; i < dimension; ++i) {
       data.vectors[static_cast<size_t>(r) * dimension + i] = integerValues ? static_cast<float>(small(rng)) : uniform(rng);
     }

@@ -177,9 +177,9 @@ export class VectorIndex {
    * Appends rows. Shapes, ids and intervals are checked here (throws); the
    * values themselves (NaN/Infinity, zero norm under cosine) are checked by the
    * addon off the JS thread, and a bad batch rejects without adding anything.
-   * Typed arrays in `input` are read in the background, without a copy on the
-   * JS thread: do not modify them until the promise settles. Resolves to the
-   * live row count.
+   * The arrays are copied before the call is queued (one memcpy each), so a
+   * caller that reuses, transfers or resizes its buffers cannot change or free
+   * what the addon reads in the background. Resolves to the live row count.
    */
   addBatch(input: AddBatchInput): Promise<number> {
     const handle = this.open;
@@ -195,7 +195,8 @@ export class VectorIndex {
       if (seen.has(ids[i]!)) rangeError('ids', `contains id ${ids[i]} twice`);
       seen.add(ids[i]!);
     }
-    return this.order.write(() => handle.addBatch(ids, matrix.data, validFrom, validTo));
+    const [idCopy, dataCopy, fromCopy, toCopy] = [ids.slice(), matrix.data.slice(), validFrom.slice(), validTo.slice()];
+    return this.order.write(() => handle.addBatch(idCopy, dataCopy, fromCopy, toCopy));
   }
 
   /** Marks rows deleted; resolves to how many live rows were removed. */
@@ -320,18 +321,19 @@ export class Classifier {
   }
 
   /** Like scoreBatch, one `{ className: probability }` record per row. */
-  async scoreRecords(features: readonly (ArrayLike<number> | Readonly<Record<string, number>>)[]): Promise<Record<string, number>[]> {
-    const probabilities = await this.scoreBatch(features);
+  scoreRecords(features: readonly (ArrayLike<number> | Readonly<Record<string, number>>)[]): Promise<Record<string, number>[]> {
     const classes = this.model.classes;
-    const out: Record<string, number>[] = [];
-    for (let r = 0; r < probabilities.length / classes.length; r++) {
-      const record: Record<string, number> = {};
-      classes.forEach((name, c) => {
-        record[name] = probabilities[r * classes.length + c]!;
-      });
-      out.push(record);
-    }
-    return out;
+    return this.scoreBatch(features).then((probabilities) => {
+      const out: Record<string, number>[] = [];
+      for (let r = 0; r < probabilities.length / classes.length; r++) {
+        const record: Record<string, number> = {};
+        classes.forEach((name, c) => {
+          record[name] = probabilities[r * classes.length + c]!;
+        });
+        out.push(record);
+      }
+      return out;
+    });
   }
 }
 

@@ -38,6 +38,18 @@ export interface SyntheticRows {
  * Rows with ids spread out of row order and validity intervals over days
  * [0, days): about a third of the rows are closed (validTo set), the rest open.
  */
+/** A prime above every row count the tests and benchmarks use. */
+const ID_MODULUS = 1_000_003;
+
+/**
+ * Row i's id: a bijection of [0, ID_MODULUS) that is not monotonic in i, so a tie broken by
+ * id is told apart from one broken by row position.
+ */
+export function scatteredId(row: number): number {
+  if (row >= ID_MODULUS) throw new RangeError(`scatteredId: row ${row} is beyond ${ID_MODULUS - 1}`);
+  return (row * 7919) % ID_MODULUS;
+}
+
 export function syntheticRows(random: () => number, count: number, dimension: number, options: { days?: number; integers?: boolean; firstId?: number } = {}): SyntheticRows {
   const days = options.days ?? 100;
   const firstId = options.firstId ?? 0;
@@ -45,7 +57,7 @@ export function syntheticRows(random: () => number, count: number, dimension: nu
   const validFrom = new Int32Array(count);
   const validTo = new Int32Array(count);
   for (let i = 0; i < count; i++) {
-    ids[i] = (firstId + i) * 7 + 3;
+    ids[i] = scatteredId(firstId + i);
     validFrom[i] = Math.floor(random() * days);
     validTo[i] = random() < 1 / 3 ? validFrom[i]! + 1 + Math.floor(random() * days) : OPEN_END;
   }
