@@ -36,13 +36,25 @@ export class Database implements CypherRunner {
     await this.driver.getServerInfo({ database: this.databaseName });
   }
 
+  /**
+   * Runs one statement in its own managed transaction (retried on transient errors). A plain
+   * session transaction is used rather than executeQuery: its default bookmark manager
+   * costs about 3 ms per round trip here, more than the query itself.
+   */
   async run<R extends RecordShape = RecordShape>(cypher: string, params: Params = {}): Promise<R[]> {
     this.roundTrips += 1;
-    const result = await this.driver.executeQuery(cypher, params, {
+    const write = isWrite(cypher);
+    const session = this.driver.session({
       database: this.databaseName,
-      routing: isWrite(cypher) ? neo4j.routing.WRITE : neo4j.routing.READ,
+      defaultAccessMode: write ? neo4j.session.WRITE : neo4j.session.READ,
     });
-    return result.records.map((record) => record.toObject() as R);
+    try {
+      const work = (tx: ManagedTransaction): Promise<QueryResult> => tx.run(cypher, params);
+      const result = write ? await session.executeWrite(work) : await session.executeRead(work);
+      return result.records.map((record) => record.toObject() as R);
+    } finally {
+      await session.close();
+    }
   }
 
   /** Runs `work` in one write transaction, retried by the driver on transient errors. */

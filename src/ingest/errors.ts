@@ -7,15 +7,25 @@ export interface InputProblem {
   message: string;
 }
 
-/** Input that cannot be ingested. Nothing has been written when this is thrown. */
-export class InvalidSnapshotError extends Error {
-  readonly code = 'INVALID_SNAPSHOT';
-
-  constructor(readonly problems: InputProblem[]) {
+/** Input rejected as a whole, with every problem found listed (the first ten in the message). */
+export class InvalidInputError extends Error {
+  constructor(
+    heading: string,
+    readonly problems: InputProblem[],
+  ) {
     const shown = problems.slice(0, 10).map((p) => `  ${p.source}:${p.line}: ${p.message}`);
     const more = problems.length > shown.length ? [`  ... and ${problems.length - shown.length} more`] : [];
-    super([`snapshot rejected, nothing written (${problems.length} problem(s)):`, ...shown, ...more].join('\n'));
-    this.name = 'InvalidSnapshotError';
+    super([`${heading} (${problems.length} problem(s)):`, ...shown, ...more].join('\n'));
+    this.name = new.target.name;
+  }
+}
+
+/** Input that cannot be ingested. Nothing has been written when this is thrown. */
+export class InvalidSnapshotError extends InvalidInputError {
+  readonly code = 'INVALID_SNAPSHOT';
+
+  constructor(problems: InputProblem[]) {
+    super('snapshot rejected, nothing written', problems);
   }
 }
 

@@ -1,8 +1,6 @@
-import { createReadStream } from 'node:fs';
-import { basename } from 'node:path';
-import { createInterface } from 'node:readline';
 import { InvalidSnapshotError, type InputProblem } from './errors.js';
 import { attributeKey } from './factDiff.js';
+import { readJsonLines } from './jsonLines.js';
 
 /** One article of a snapshot, as users supply it (DESIGN.md, "Input formats"). */
 export interface ArticleInput {
@@ -79,24 +77,7 @@ export function checkArticles(raws: Array<{ value: unknown; line: number }>, sou
 
 /** Reads a JSON Lines snapshot file completely and validates it before anything is written. */
 export async function readSnapshotFile(path: string): Promise<ArticleInput[]> {
-  const source = basename(path);
-  const parsed: Array<{ value: unknown; line: number }> = [];
-  const problems: InputProblem[] = [];
-  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
-  let lineNumber = 0;
-  try {
-    for await (const line of lines) {
-      lineNumber += 1;
-      if (line.trim() === '') continue;
-      try {
-        parsed.push({ value: JSON.parse(line), line: lineNumber });
-      } catch (error) {
-        problems.push({ source, line: lineNumber, message: `invalid JSON: ${(error as Error).message}` });
-      }
-    }
-  } catch (error) {
-    throw new InvalidSnapshotError([{ source, line: 0, message: `cannot read file: ${(error as Error).message}` }]);
-  }
+  const { source, parsed, problems } = await readJsonLines(path);
   try {
     const articles = checkArticles(parsed, source);
     if (problems.length > 0) throw new InvalidSnapshotError(problems);
