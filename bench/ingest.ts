@@ -9,7 +9,7 @@ const FACTS_PER_ARTICLE = 6;
 const TOPICS = ['river', 'parliament', 'observatory', 'railway', 'festival', 'university', 'harbour', 'cathedral'];
 
 /** A deterministic pseudo-random stream, so every run ingests the same corpus. */
-function seeded(seed: number): () => number {
+export function seeded(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;

@@ -15,7 +15,7 @@
  *   node --import tsx bench/search.ts --write     # the committed matrix -> bench/results/search-<device>.{md,json}
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -297,6 +297,37 @@ export async function runSearchBenchmark(opts: SearchBenchmarkOptions): Promise<
 // machine (not this benchmark) and how much they may have skewed the timings.
 const loadAtStart = Number(loadavg()[0]!.toFixed(2));
 
+/** Busy CPU seconds of the whole machine and of this process (+ waited children), from /proc (Linux). */
+function cpuSeconds(): { machine: number; self: number } | undefined {
+  try {
+    const ticks = 100; // USER_HZ on Linux
+    const total = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal
+    const busy = total[0]! + total[1]! + total[2]! + total[5]! + total[6]! + total[7]!;
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    // after "pid (comm) ": fields[11..14] = utime stime cutime cstime
+    const self = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    return { machine: busy / ticks, self: self / ticks };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time other processes used while `run` ran: a measure of how much the
+ * timings of a shared machine were disturbed.
+ */
+export async function withInterference<T>(run: () => Promise<T>): Promise<{ result: T; wallSeconds: number; otherCpuSeconds?: number }> {
+  const before = cpuSeconds();
+  const start = process.hrtime.bigint();
+  const result = await run();
+  const wallSeconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const after = cpuSeconds();
+  if (!before || !after) return { result, wallSeconds };
+  const other = after.machine - before.machine - (after.self - before.self);
+  return { result, wallSeconds, otherCpuSeconds: Math.max(0, Number(other.toFixed(1))) };
+}
+
 export function machineDescription(): Record<string, unknown> {
   const info = backend();
   return {
@@ -322,6 +353,14 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
   const device = records[0]?.backend ?? 'cpu';
   lines.push(`# Search benchmark (${device})`, '');
   lines.push(`Date: ${machine.date}. Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}; addon ${JSON.stringify(machine.addon)}; 1-minute load average before the run (other processes; 2 = both cores busy): ${machine.loadAverageAtStart}.`, '');
+  if (typeof machine.otherProcessesCpuSeconds === 'number') {
+    lines.push(
+      `The machine is shared: other processes used ${machine.otherProcessesCpuSeconds} CPU-seconds during this ${machine.runWallSeconds} s run ` +
+        `(out of ${Number(machine.runWallSeconds) * Number(machine.cores)} available), which slows both the addon and the roofline; ` +
+        'each ratio below compares measurements taken back to back (search and memory stream interleaved; GEMM right after the addon for the same Q).',
+      '',
+    );
+  }
   lines.push(
     'Exact top-k (k = 10), cosine, d = 384, synthetic seeded rows. Time filter on: each row has validFrom in [0, 100), a third are closed',
     '(validTo = validFrom + 1..100); each query asks as of its own day in [60, 100). Times are the best of the repeats.',
@@ -396,28 +435,42 @@ function parseArgs(argv: string[]): Map<string, string> {
   return out;
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  const number = (name: string, fallback: number): number => {
-    const raw = args.get(name);
-    const value = raw === undefined ? fallback : Number(raw);
-    if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
-    return value;
-  };
-  const device = (args.get('device') ?? 'cpu') as 'cpu' | 'cuda';
-  if (device !== 'cpu' && device !== 'cuda') throw new Error('--device must be cpu or cuda');
-  const json = args.has('json');
-  const log = json ? () => undefined : (message: string) => console.error(`[bench search] ${message}`);
-  const d = number('d', 384);
-  const k = number('k', 10);
-  const repeats = number('repeats', 3);
+export interface SearchBenchmarkCommand {
+  n: number;
+  d: number;
+  /** Query batch sizes to measure. */
+  q: number[];
+  k: number;
+  device: 'cpu' | 'cuda';
+  repeats: number;
+  json: boolean;
+  /** Run the committed matrix (N = 100k and 1M, Q = 1, 16, 64, 256) and write bench/results/search-<device>.{md,json}. */
+  write: boolean;
+}
 
-  if (args.has('write')) {
-    const records: Record<string, unknown>[] = [];
-    for (const n of [100_000, 1_000_000]) {
-      records.push(...(await runSearchBenchmarkMatrix({ n, d, qs: [1, 16, 64, 256], k, device, repeats, log })));
-    }
-    const machine = machineDescription();
+/** `chronoql bench search` (and `node --import tsx bench/search.ts`). */
+export async function searchBenchmarkCommand(options: SearchBenchmarkCommand): Promise<void> {
+  const { d, k, device, repeats, json } = options;
+  if (device !== 'cpu' && device !== 'cuda') throw new Error('--device must be cpu or cuda');
+  if (![options.n, d, k, repeats, ...options.q].every((v) => Number.isInteger(v) && v > 0)) {
+    throw new Error('--n, --d, --q, --k and --repeats must be positive integers');
+  }
+  const log = json ? () => undefined : (message: string) => console.error(`[bench search] ${message}`);
+
+  if (options.write) {
+    const measured = await withInterference(async () => {
+      const records: Record<string, unknown>[] = [];
+      for (const n of [100_000, 1_000_000]) {
+        records.push(...(await runSearchBenchmarkMatrix({ n, d, qs: [1, 16, 64, 256], k, device, repeats, log })));
+      }
+      return records;
+    });
+    const records = measured.result;
+    const machine = {
+      ...machineDescription(),
+      runWallSeconds: Number(measured.wallSeconds.toFixed(1)),
+      otherProcessesCpuSeconds: measured.otherCpuSeconds,
+    };
     const directory = join(packageRoot(), 'bench', 'results');
     mkdirSync(directory, { recursive: true });
     writeFileSync(join(directory, `search-${device}.json`), JSON.stringify({ machine, records }, null, 2) + '\n');
@@ -426,14 +479,27 @@ async function main(): Promise<void> {
     return;
   }
 
-  const n = number('n', 100_000);
-  const qs = (args.get('q') ?? '64').split(',').map((v) => Number(v));
-  const records = await runSearchBenchmarkMatrix({ n, d, qs, k, device, repeats, log });
+  const records = await runSearchBenchmarkMatrix({ n: options.n, d, qs: options.q, k, device, repeats, log });
   if (json) {
     console.log(JSON.stringify(records.length === 1 ? records[0] : records));
   } else {
     console.log(markdownReport(machineDescription(), records));
   }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const number = (name: string, fallback: number): number => (args.has(name) ? Number(args.get(name)) : fallback);
+  await searchBenchmarkCommand({
+    n: number('n', 100_000),
+    d: number('d', 384),
+    q: (args.get('q') ?? '64').split(',').map(Number),
+    k: number('k', 10),
+    device: (args.get('device') ?? 'cpu') as 'cpu' | 'cuda',
+    repeats: number('repeats', 3),
+    json: args.has('json'),
+    write: args.has('write'),
+  });
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -189,4 +189,52 @@ bench
     process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
   });
 
+bench
+  .command('search')
+  .description('Native batched time-filtered search vs the TypeScript reference and the GEMM roofline (synthetic vectors).')
+  .addOption(new Option('--n <rows>', 'rows in the index').default(100_000).argParser(Number))
+  .addOption(new Option('--d <dim>', 'dimension').default(384).argParser(Number))
+  .addOption(new Option('--q <sizes>', 'query batch size(s), comma-separated').default('64'))
+  .addOption(new Option('--k <k>', 'results per query').default(10).argParser(Number))
+  .addOption(new Option('--device <device>', 'cpu or cuda').choices(['cpu', 'cuda']).default('cpu'))
+  .addOption(new Option('--repeats <n>', 'timed repeats (best is kept)').default(3).argParser(Number))
+  .option('--json', 'print one JSON object')
+  .option('--write', 'run the committed matrix and write bench/results/search-<device>.{md,json}')
+  .action(async (options: { n: number; d: number; q: string; k: number; device: 'cpu' | 'cuda'; repeats: number; json?: boolean; write?: boolean }) => {
+    const { searchBenchmarkCommand } = await import('../bench/search.js');
+    await searchBenchmarkCommand({ ...options, q: options.q.split(',').map(Number), json: Boolean(options.json), write: Boolean(options.write) });
+  });
+bench
+  .command('retrieval')
+  .description('search latency (p50/p99 over HTTP) and embedding throughput on a synthetic corpus of --passages passages.')
+  .addOption(new Option('--passages <n>', 'passages in the corpus').default(100_000).argParser(Number))
+  .addOption(new Option('--requests <n>', 'timed requests per mode').default(300).argParser(Number))
+  .option('--json', 'print JSON')
+  .action(async (options: { passages: number; requests: number; json?: boolean }) => {
+    const { runRetrievalLatencyBenchmark } = await import('../bench/retrievalLatency.js');
+    const result = await runRetrievalLatencyBenchmark(options);
+    process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+  });
+bench
+  .command('retrieval-eval')
+  .description('Recall@1/5/20 and MRR@20 per search mode on the demo corpus (fact questions and data/eval/paraphrase-qa.jsonl).')
+  .option('--json', 'print JSON')
+  .action(async (options: { json?: boolean }) => {
+    const { runRetrievalEvaluation } = await import('../bench/retrievalEval.js');
+    const result = await runRetrievalEvaluation();
+    process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+  });
+
+program
+  .command('eval-retrieval')
+  .description('Recall@1/5/20 and MRR@20 of every search mode on a QA file (JSON Lines: question, answers, context, asOf).')
+  .requiredOption('--qa <file>', 'QA file')
+  .addOption(new Option('--unit <unit>', 'what is retrieved').choices(['PASSAGE', 'SENTENCE']).default('PASSAGE'))
+  .option('--contexts-as-corpus', "ingest the items' own contexts as the corpus, into a separate data directory (.chronoql-eval)")
+  .action(async (options: { qa: string; unit: 'PASSAGE' | 'SENTENCE'; contextsAsCorpus?: boolean }) => {
+    const { evaluateQaFile } = await import('./retrieval/evaluationCommand.js');
+    const table = await evaluateQaFile(options.qa, { unit: options.unit, contextsAsCorpus: Boolean(options.contextsAsCorpus), log: createLogger(loadConfig().logLevel) });
+    process.stdout.write(table + '\n');
+  });
+
 program.parseAsync(process.argv).catch(fail);

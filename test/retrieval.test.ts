@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chunkPassages } from '../src/retrieval/passages.js';
 import { escapeLucene } from '../src/graph/retrievalRepository.js';
-import { SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
+import { SearchMode, SearchUnit, RetrievalService, topAgreement } from '../src/retrieval/retrievalService.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge } from './support.js';
 
@@ -28,6 +28,14 @@ describe('passage chunking', () => {
     const after = chunkPassages(sentences(['One changed.', 'Two.', 'Three.', 'Four.'], [0, 2]));
     assert.equal(before[1], after[1]);
     assert.notEqual(before[0], after[0]);
+  });
+
+  it('measures how far two top-ten lists agree (the adaptive fusion signal)', () => {
+    const dense = ['a', 'b', 'c', 'd'];
+    assert.equal(topAgreement(dense, ['x', 'b', 'a', 'y']), 0.5);
+    assert.equal(topAgreement(dense, ['x', 'y']), 0);
+    assert.equal(topAgreement([], ['a']), 0);
+    assert.equal(topAgreement(Array.from({ length: 12 }, (_, i) => `k${i}`), ['k10', 'k11']), 0, 'only the top ten count');
   });
 
   it('escapes Lucene syntax so user text is searched as words', () => {

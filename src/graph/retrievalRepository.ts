@@ -29,8 +29,10 @@ export interface UnitRecord {
   validTo: Date | null;
 }
 
+/** A search candidate before hydration: its id, its vector-index row (once embedded) and score. */
 export interface ScoredUnitId {
   id: string;
+  rowId: number | null;
   score: number;
 }
 
@@ -191,8 +193,8 @@ export class RetrievalRepository {
     return this.db.run<ScoredUnitId>(
       `CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
        WHERE ${validAt('u')}
-       RETURN u.id AS id, score ORDER BY score DESC, id LIMIT $k`,
-      { index: FULLTEXT_INDEX[label], query: escaped, candidates: int(Math.max(100, k * 20)), k: int(k), asOf: toNeo4jDateTime(asOf) },
+       RETURN u.id AS id, u.rowId AS rowId, score ORDER BY score DESC, id LIMIT $k`,
+      { index: FULLTEXT_INDEX[label], query: escaped, candidates: int(Math.max(100, k * 4)), k: int(k), asOf: toNeo4jDateTime(asOf) },
     );
   }
 
@@ -212,10 +214,10 @@ export class RetrievalRepository {
     return this.db.run<ScoredUnitId>(
       `CALL db.index.vector.queryNodes($index, $candidates, $embedding) YIELD node AS u, score
        WHERE u.embedderId = $embedderId AND ${validAt('u')}
-       RETURN u.id AS id, score ORDER BY score DESC, id LIMIT $k`,
+       RETURN u.id AS id, u.rowId AS rowId, score ORDER BY score DESC, id LIMIT $k`,
       {
         index: this.vectorIndexName(label, embedding.length),
-        candidates: int(Math.max(100, k * 20)),
+        candidates: int(Math.max(100, k * 4)),
         embedding,
         embedderId,
         k: int(k),

@@ -19,9 +19,9 @@ export enum SearchUnit {
 
 const LABEL: Record<SearchUnit, UnitLabel> = { PASSAGE: 'Passage', SENTENCE: 'Sentence' };
 const UNITS: SearchUnit[] = [SearchUnit.PASSAGE, SearchUnit.SENTENCE];
-const EMBED_BATCH = 512;
+const EMBED_BATCH = 2000;
 /** Hybrid search fuses this many candidates from each side (at least k). */
-const FUSION_DEPTH = 50;
+const FUSION_DEPTH = 30;
 
 export interface SearchOptions {
   asOf: Date;
@@ -40,17 +40,30 @@ export interface SearchHit extends UnitRecord {
   lexicalRank: number | null;
 }
 
-/** Weighted min-max fusion by default; `rrf` ranks by reciprocal rank instead. */
+/**
+ * How hybrid search combines its two lists: `weighted` sums min-max-normalised scores with
+ * fixed weights; `adaptive` scales each weight per query by how clearly that retriever's
+ * top hit stands out (its score gap), so a retriever that is unsure of a query counts less;
+ * `rrf` is reciprocal-rank fusion.
+ */
 export interface FusionSettings {
-  method: 'weighted' | 'rrf';
+  method: 'weighted' | 'adaptive' | 'rrf';
   denseWeight: number;
   lexicalWeight: number;
 }
 
-export const DEFAULT_FUSION: FusionSettings = { method: 'weighted', denseWeight: 0.3, lexicalWeight: 0.7 };
+export const DEFAULT_FUSION: FusionSettings = { method: 'adaptive', denseWeight: 0.5, lexicalWeight: 0.5 };
 
-/** A ranked list from one retriever, by unit id. */
-type Ranked = ScoredUnitId[];
+/** A ranked list from one retriever; `key` names a unit the same way in every list. */
+type Ranked = Array<{ key: string; score: number }>;
+
+/**
+ * Units are fused by vector-index row so the dense side needs no database lookup before
+ * fusion; a unit not embedded yet (only lexical search can find it) is named by its id.
+ */
+function candidateKey(candidate: Pick<ScoredUnitId, 'id' | 'rowId'>): string {
+  return candidate.rowId === null || candidate.rowId === undefined ? `id:${candidate.id}` : `row:${candidate.rowId}`;
+}
 
 export interface RefreshReport {
   embedded: number;
@@ -155,36 +168,53 @@ export class RetrievalService {
     const needsLexical = options.mode === SearchMode.HYBRID || options.mode === SearchMode.LEXICAL;
     const [dense, lexical, neo4jVector] = await Promise.all([
       needsDense ? this.denseSearch(queries, options.unit, options.asOf, depth) : undefined,
-      needsLexical ? Promise.all(queries.map((query) => this.repository.lexicalSearch(label, query, options.asOf, depth))) : undefined,
+      needsLexical
+        ? Promise.all(queries.map(async (query) => toRanked(await this.repository.lexicalSearch(label, query, options.asOf, depth))))
+        : undefined,
       options.mode === SearchMode.NEO4J_VECTOR ? this.neo4jVectorSearch(queries, label, options.asOf, options.k) : undefined,
     ]);
     const rankings = await Promise.all(
       queries.map(async (_, q) => {
-        if (options.mode === SearchMode.HYBRID) return this.fuse(dense![q]!, lexical![q]!, options.k);
-        return (dense ?? lexical ?? neo4jVector)![q]!;
+        const ranking = options.mode === SearchMode.HYBRID ? await this.fuse(dense![q]!, lexical![q]!) : (dense ?? lexical ?? neo4jVector)![q]!;
+        return ranking.slice(0, options.k);
       }),
     );
-    const units = await this.repository.unitsByIds(label, [...new Set(rankings.flat().map((hit) => hit.id))]);
+    const units = await this.hydrate(label, rankings.flat().map((candidate) => candidate.key));
     return rankings.map((ranking, q) => {
       const denseRanks = rankOf(dense?.[q]);
       const lexicalRanks = rankOf(lexical?.[q]);
-      return ranking.slice(0, options.k).flatMap((hit, position) => {
-        const unit = units.get(hit.id);
+      return ranking.flatMap((candidate, position) => {
+        const unit = units.get(candidate.key);
         if (!unit) return [];
         return [
           {
             ...unit,
             unit: options.unit,
             rank: position + 1,
-            score: hit.score,
-            denseScore: denseRanks.get(hit.id)?.score ?? null,
-            denseRank: denseRanks.get(hit.id)?.rank ?? null,
-            lexicalScore: lexicalRanks.get(hit.id)?.score ?? null,
-            lexicalRank: lexicalRanks.get(hit.id)?.rank ?? null,
+            score: candidate.score,
+            denseScore: denseRanks.get(candidate.key)?.score ?? null,
+            denseRank: denseRanks.get(candidate.key)?.rank ?? null,
+            lexicalScore: lexicalRanks.get(candidate.key)?.score ?? null,
+            lexicalRank: lexicalRanks.get(candidate.key)?.rank ?? null,
           },
         ];
       });
     });
+  }
+
+  /** Loads the units behind candidate keys: by row where embedded, by id otherwise. */
+  private async hydrate(label: UnitLabel, keys: string[]): Promise<Map<string, UnitRecord>> {
+    const rowIds = [...new Set(keys.filter((key) => key.startsWith('row:')).map((key) => Number(key.slice(4))))];
+    const ids = [...new Set(keys.filter((key) => key.startsWith('id:')).map((key) => key.slice(3)))];
+    const [byRow, byId] = await Promise.all([
+      rowIds.length > 0 ? this.repository.unitsByRowIds(label, rowIds) : new Map<number, UnitRecord>(),
+      ids.length > 0 ? this.repository.unitsByIds(label, ids) : new Map<string, UnitRecord>(),
+    ]);
+    // Keyed as asked: a unit embedded between search and hydration is still found under its id key.
+    return new Map<string, UnitRecord>([
+      ...[...byRow].map(([rowId, unit]) => [`row:${rowId}`, unit] as const),
+      ...[...byId].map(([id, unit]) => [`id:${id}`, unit] as const),
+    ]);
   }
 
   async close(): Promise<void> {
@@ -257,16 +287,10 @@ export class RetrievalService {
           k,
           new Int32Array(rows.length).fill(toDayNumber(asOf)),
         );
-    const allRowIds = results.flatMap((result) => Array.from(result.ids));
-    const byRow = await this.repository.unitsByRowIds(LABEL[unit], allRowIds);
     const rankings: Ranked[] = queries.map(() => []);
     rows.forEach((q, position) => {
       const result = results[position];
-      if (!result) return;
-      rankings[q] = Array.from(result.ids).flatMap((rowId, i) => {
-        const found = byRow.get(rowId);
-        return found ? [{ id: found.id, score: result.scores[i]! }] : [];
-      });
+      if (result) rankings[q] = Array.from(result.ids, (rowId, i) => ({ key: `row:${rowId}`, score: result.scores[i]! }));
     });
     return rankings;
   }
@@ -277,24 +301,39 @@ export class RetrievalService {
     return Promise.all(
       queries.map((_, q) => {
         const vector = Array.from(vectors.subarray(q * dimension, (q + 1) * dimension));
-        return vector.some((x) => x !== 0) ? this.repository.vectorSearch(label, vector, this.embedder.id, asOf, k) : [];
+        return vector.some((x) => x !== 0) ? this.repository.vectorSearch(label, vector, this.embedder.id, asOf, k).then(toRanked) : [];
       }),
     );
   }
 
-  private async fuse(dense: Ranked, lexical: Ranked, k: number): Promise<Ranked> {
+  private async fuse(dense: Ranked, lexical: Ranked): Promise<Ranked> {
     const lists = {
-      dense: { ids: dense.map((hit) => hit.id), scores: dense.map((hit) => hit.score) },
-      lexical: { ids: lexical.map((hit) => hit.id), scores: lexical.map((hit) => hit.score) },
+      dense: { ids: dense.map((hit) => hit.key), scores: dense.map((hit) => hit.score) },
+      lexical: { ids: lexical.map((hit) => hit.key), scores: lexical.map((hit) => hit.score) },
     };
+    let weights = { dense: this.fusion.denseWeight, lexical: this.fusion.lexicalWeight };
+    if (this.fusion.method === 'adaptive') {
+      weights = { ...weights, lexical: weights.lexical * topAgreement(lists.dense.ids, lists.lexical.ids) ** 2 };
+    }
     const fused =
       this.fusion.method === 'rrf'
-        ? await Fusion.rrf([lists.dense.ids, lists.lexical.ids], { weights: [this.fusion.denseWeight, this.fusion.lexicalWeight] })
-        : await Fusion.weightedSum(lists, { dense: this.fusion.denseWeight, lexical: this.fusion.lexicalWeight });
-    return fused.slice(0, k).map((item) => ({ id: item.id, score: item.score }));
+        ? await Fusion.rrf([lists.dense.ids, lists.lexical.ids], { weights: [weights.dense, weights.lexical] })
+        : await Fusion.weightedSum(lists, weights);
+    return fused.map((item) => ({ key: item.id, score: item.score }));
   }
 }
 
+/** The share of the first list's top ten that the second list's top ten also holds. */
+export function topAgreement(first: readonly string[], second: readonly string[], depth = 10): number {
+  const top = new Set(second.slice(0, depth));
+  const head = first.slice(0, depth);
+  return head.length === 0 ? 0 : head.filter((key) => top.has(key)).length / head.length;
+}
+
+function toRanked(candidates: ScoredUnitId[]): Ranked {
+  return candidates.map((candidate) => ({ key: candidateKey(candidate), score: candidate.score }));
+}
+
 function rankOf(ranking: Ranked | undefined): Map<string, { rank: number; score: number }> {
-  return new Map((ranking ?? []).map((hit, index) => [hit.id, { rank: index + 1, score: hit.score }]));
+  return new Map((ranking ?? []).map((hit, index) => [hit.key, { rank: index + 1, score: hit.score }]));
 }
