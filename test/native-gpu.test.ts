@@ -13,7 +13,7 @@ import { after, describe, test } from 'node:test';
 import { OPEN_END, VectorIndex, backend } from '../src/native/index.js';
 import { addonPaths } from '../src/native/loader.js';
 import { ReferenceVectorIndex } from '../src/native/reference.js';
-import { compareExactly, compareWithReference, randomMatrix, seededRandom, syntheticRows } from '../src/native/testing.js';
+import { compareExactly, compareWithReference, randomMatrix, seededRandom, syntheticRows, tiedRows } from '../src/native/testing.js';
 import type { Metric, QueryResult, SearchOptions, Storage, VectorIndexOptions } from '../src/native/types.js';
 
 function skipReason(): string | false {
@@ -90,11 +90,7 @@ describe('native addon (CUDA)', { skip }, () => {
   test('exact ties are broken by the smaller id, identically to the reference', async () => {
     const random = seededRandom(99);
     const d = 12;
-    const base = syntheticRows(random, 200, d, { integers: true, days: 1 });
-    const vectors = new Float32Array(800 * d);
-    for (let copy = 0; copy < 4; copy++) vectors.set(base.vectors, copy * 200 * d);
-    const ids = Uint32Array.from({ length: 800 }, (_, i) => (i * 7919) % 100003);
-    const trio = await buildTrio({ dimension: d, metric: 'ip' }, [{ ids, vectors, validFrom: 0, validTo: null }]);
+    const trio = await buildTrio({ dimension: d, metric: 'ip' }, [tiedRows(random, d)]);
     for (const queryCount of [1, 16, 40]) {
       const queries = randomMatrix(random, queryCount, d, true);
       assert.deepEqual(compareExactly(await trio.gpu.search(queries, 25, { asOf: 0 }), trio.reference.search(queries, 25, { asOf: 0 })), []);

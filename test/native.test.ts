@@ -13,7 +13,7 @@ import { after, describe, test } from 'node:test';
 import { Classifier, Fusion, OPEN_END, VectorIndex, backend, toDayNumber } from '../src/native/index.js';
 import { loadAddon, packageRoot } from '../src/native/loader.js';
 import { ReferenceClassifier, ReferenceVectorIndex, referenceFusion, roundToHalf } from '../src/native/reference.js';
-import { compareExactly, compareWithReference, randomMatrix, scatteredId, seededRandom, syntheticRows } from '../src/native/testing.js';
+import { compareExactly, compareWithReference, randomMatrix, scatteredId, seededRandom, syntheticRows, tiedRows } from '../src/native/testing.js';
 import type { Metric, QueryResult, SearchOptions, Storage, VectorIndexOptions } from '../src/native/types.js';
 
 // These tests exercise the CPU backend even when the CUDA build is present.
@@ -98,15 +98,7 @@ describe('native addon (CPU)', () => {
   test('exact ties are broken by the smaller id, identically to the reference', async () => {
     const random = seededRandom(99);
     const d = 12;
-    // Small integers: every product and sum is exact in float32, so any
-    // difference is a ranking bug. Each vector appears several times under
-    // different ids, so ties are everywhere.
-    const base = syntheticRows(random, 200, d, { integers: true, days: 1 });
-    const vectors = new Float32Array(800 * d);
-    for (let copy = 0; copy < 4; copy++) vectors.set(base.vectors, copy * 200 * d);
-    const ids = Uint32Array.from({ length: 800 }, (_, i) => (i * 7919) % 100003);
-    const rows = { ids, vectors, validFrom: 0, validTo: null };
-    const pair = await buildPair({ dimension: d, metric: 'ip' }, [rows]);
+    const pair = await buildPair({ dimension: d, metric: 'ip' }, [tiedRows(random, d)]);
     for (const queryCount of [1, 4, 16]) {
       const queries = randomMatrix(random, queryCount, d, true);
       const options = { asOf: 0 };

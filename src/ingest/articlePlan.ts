@@ -1,5 +1,5 @@
 import { generateNKeysBetween } from 'fractional-indexing';
-import { ChangeKind, FactChangeKind, SentenceLabel } from '../graph/model.js';
+import { ChangeKind, FactChangeKind, SentenceLabel, type SentenceRecord } from '../graph/model.js';
 import { attributeKey, diffFacts, type PreviousFact } from './factDiff.js';
 import type { SentenceLabeler, PreviousSentence } from './sentenceLabeler.js';
 import { chunkPassages } from '../retrieval/passages.js';
@@ -24,14 +24,8 @@ export interface NewPassageVersion {
   text: string;
 }
 
-export interface NewSentenceVersion {
-  id: string;
-  articleId: string;
-  text: string;
-  orderKey: string;
-  startsParagraph: boolean;
-  origin: SentenceLabel | null;
-}
+/** A sentence version to create; valid and transaction time are set when it is written. */
+export type NewSentenceVersion = Omit<SentenceRecord, 'validFrom' | 'validTo' | 'recordedAt'>;
 
 export interface NewFactVersion {
   id: string;

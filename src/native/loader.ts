@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { CudaDeviceInfo } from './types.js';
+import type { BackendInfo } from './types.js';
 
 export interface NativeSearchResults {
   k: number;
@@ -70,15 +70,8 @@ export interface NativeAddon {
   fuseArr(first: Float32Array, second: Float32Array, omega: Float32Array): Promise<Float32Array>;
   weightedSum(offsets: Uint32Array, ids: Uint32Array, scores: Float64Array, weights: Float64Array): Promise<NativeRanking>;
   rrf(offsets: Uint32Array, ids: Uint32Array, k: number, weights?: Float64Array): Promise<NativeRanking>;
-  backendInfo(): {
-    cudaCompiled: boolean;
-    devices: CudaDeviceInfo[];
-    cudaUnavailableReason?: string;
-    cpuKernel: string;
-    cpuThreads: number;
-    maxK: number;
-    cudaMaxK: number;
-  };
+  /** What the addon knows about itself; the loader adds which build it loaded and what it picked. */
+  backendInfo(): Omit<BackendInfo, 'backend' | 'build' | 'addonPath'>;
   napiVersion: number;
 }
 

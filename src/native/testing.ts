@@ -38,6 +38,19 @@ export interface SyntheticRows {
  * Rows with ids spread out of row order and validity intervals over days
  * [0, days): about a third of the rows are closed (validTo set), the rest open.
  */
+/**
+ * 800 rows of small integers in which every vector appears four times under different ids:
+ * products and sums are exact in float32, so ties are everywhere and any difference from
+ * the reference is a ranking bug.
+ */
+export function tiedRows(random: () => number, dimension: number): { ids: Uint32Array; vectors: Float32Array; validFrom: number; validTo: null } {
+  const base = syntheticRows(random, 200, dimension, { integers: true, days: 1 });
+  const vectors = new Float32Array(800 * dimension);
+  for (let copy = 0; copy < 4; copy++) vectors.set(base.vectors, copy * 200 * dimension);
+  const ids = Uint32Array.from({ length: 800 }, (_, i) => (i * 7919) % 100003);
+  return { ids, vectors, validFrom: 0, validTo: null };
+}
+
 /** A prime above every row count the tests and benchmarks use. */
 const ID_MODULUS = 1_000_003;
 
