@@ -1,10 +1,12 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 
-const EXAMPLE = `# Who was prime minister of France on two dates?
+const EXAMPLE = `# Who was prime minister of France on two dates? The fact, and the passages that say so.
 query PrimeMinisters {
   before: fact(subject: "France", attribute: "Prime Minister", asOf: "2024-08-01") { value validFrom validTo }
   after: fact(subject: "France", attribute: "Prime Minister", asOf: "2024-10-01") { value validFrom validTo }
   history: factHistory(subject: "France", attribute: "Prime Minister") { value change validFrom validTo }
+  evidenceBefore: search(query: "Who is the prime minister of France?", asOf: "2024-08-01", k: 2) { score text validFrom validTo }
+  evidenceAfter: search(query: "Who is the prime minister of France?", asOf: "2024-10-01", k: 2) { score text validFrom validTo }
 }
 
 # Run this in a second tab, then ingest a snapshot:
