@@ -88,6 +88,11 @@ async function serveUntilStopped(runtime: Runtime, log: Logger): Promise<void> {
   await runtime.close();
 }
 
+/** A benchmark's result: one JSON line with --json, indented otherwise. */
+function printResult(result: unknown, json: boolean | undefined): void {
+  process.stdout.write((json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+}
+
 function fail(error: unknown): never {
   if (error instanceof InvalidSnapshotError || error instanceof SnapshotOrderError || error instanceof RangeError) {
     process.stderr.write(`chronoql: ${error.message}\n`);
@@ -176,7 +181,7 @@ bench
   .action(async (options: { articles: number; changeRate: number; json?: boolean }) => {
     const { runIngestBenchmark } = await import('../bench/ingest.js');
     const result = await runIngestBenchmark(options);
-    process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+    printResult(result, options.json);
   });
 bench
   .command('fact-history')
@@ -186,7 +191,7 @@ bench
   .action(async (options: { requests: number; json?: boolean }) => {
     const { runFactHistoryBenchmark } = await import('../bench/factHistory.js');
     const result = await runFactHistoryBenchmark(options);
-    process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+    printResult(result, options.json);
   });
 
 bench
@@ -213,7 +218,7 @@ bench
   .action(async (options: { passages: number; requests: number; json?: boolean }) => {
     const { runRetrievalLatencyBenchmark } = await import('../bench/retrievalLatency.js');
     const result = await runRetrievalLatencyBenchmark(options);
-    process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+    printResult(result, options.json);
   });
 bench
   .command('retrieval-eval')
@@ -222,7 +227,7 @@ bench
   .action(async (options: { json?: boolean }) => {
     const { runRetrievalEvaluation } = await import('../bench/retrievalEval.js');
     const result = await runRetrievalEvaluation();
-    process.stdout.write((options.json ? JSON.stringify(result) : JSON.stringify(result, null, 2)) + '\n');
+    printResult(result, options.json);
   });
 
 program
