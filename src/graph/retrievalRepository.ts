@@ -12,6 +12,12 @@ export interface UnitText {
   text: string;
 }
 
+/** Where a vector-index sync starts: the server's clock and the store it reads. */
+export interface SyncPoint {
+  now: Date;
+  storeId: string;
+}
+
 /** A unit version as the vector index needs it. */
 export interface EmbeddedUnit {
   rowId: number;
@@ -59,20 +65,23 @@ export function escapeLucene(text: string): string {
 export class RetrievalRepository {
   constructor(private readonly db: CypherRunner) {}
 
-  async serverTime(): Promise<Date> {
-    const rows = await this.db.run<{ now: unknown }>('RETURN datetime() AS now');
-    return requireDate(rows[0]!.now);
-  }
-
   /**
-   * The identity of the vectors this store holds. A vector index saved on disk belongs to
-   * one identity; emptying the store deletes it, so a stale index is never trusted.
+   * The server's time and the identity of the vectors this store holds, read together once
+   * per sync. A vector index saved on disk belongs to one identity; emptying the store deletes
+   * it, so a stale index is never trusted. The identity is written only when it is missing,
+   * so the common case is a plain read.
    */
-  async storeIdentity(): Promise<string> {
-    const rows = await this.db.run<{ storeId: string }>(
-      `MERGE (s:RetrievalState {name: 'vectors'}) ON CREATE SET s.storeId = randomUUID() RETURN s.storeId AS storeId`,
+  async syncPoint(): Promise<SyncPoint> {
+    const rows = await this.db.run<{ now: unknown; storeId: string | null }>(
+      `OPTIONAL MATCH (s:RetrievalState {name: 'vectors'}) RETURN datetime() AS now, s.storeId AS storeId`,
     );
-    return rows[0]!.storeId;
+    const { now, storeId } = rows[0]!;
+    if (storeId !== null) return { now: requireDate(now), storeId };
+    const created = await this.db.run<{ now: unknown; storeId: string }>(
+      `MERGE (s:RetrievalState {name: 'vectors'}) ON CREATE SET s.storeId = randomUUID()
+       RETURN datetime() AS now, s.storeId AS storeId`,
+    );
+    return { now: requireDate(created[0]!.now), storeId: created[0]!.storeId };
   }
 
   /** Marks every unit not embedded by `embedderId` as pending (after a change of embedder). */

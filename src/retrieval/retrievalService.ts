@@ -78,6 +78,8 @@ export interface RefreshReport {
  */
 export class RetrievalService {
   private indexes: Map<SearchUnit, UnitVectorIndex> | undefined;
+  /** The embedder id the store was last prepared for (stale vectors marked, vector indexes created). */
+  private preparedFor: string | undefined;
   private refreshing: Promise<RefreshReport> | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -108,12 +110,8 @@ export class RetrievalService {
    */
   async embedPending(onProgress?: (done: number, total: number) => void): Promise<number> {
     await this.fitEmbedderOnce();
+    await this.prepareForEmbedder();
     let done = 0;
-    for (const unit of UNITS) {
-      const label = LABEL[unit];
-      await this.repository.markStaleEmbeddings(label, this.embedder.id);
-      await this.repository.ensureVectorIndex(label, this.embedder.dimension, (cypher) => this.db.runSchemaStatement(cypher));
-    }
     const total = (await Promise.all(UNITS.map((unit) => this.repository.countPendingEmbeddings(LABEL[unit])))).reduce((a, b) => a + b, 0);
     for (const unit of UNITS) {
       for (;;) {
@@ -233,11 +231,12 @@ export class RetrievalService {
 
   private async runRefresh(): Promise<RefreshReport> {
     const embedded = await this.embedPending();
-    const indexes = await this.openIndexes();
+    const point = await this.repository.syncPoint();
+    const indexes = await this.openIndexes(point.storeId);
     let added = 0;
     let closed = 0;
     for (const index of indexes.values()) {
-      const outcome = await index.sync();
+      const outcome = await index.sync(point);
       added += outcome.added;
       closed += outcome.closed;
       if (outcome.added + outcome.closed > 0) await index.save();
@@ -245,8 +244,9 @@ export class RetrievalService {
     return { embedded, added, closed };
   }
 
-  private async openIndexes(): Promise<Map<SearchUnit, UnitVectorIndex>> {
+  private async openIndexes(storeId?: string): Promise<Map<SearchUnit, UnitVectorIndex>> {
     if (!this.indexes) {
+      const identity = storeId ?? (await this.repository.syncPoint()).storeId;
       const opened = new Map<SearchUnit, UnitVectorIndex>();
       for (const unit of UNITS) {
         opened.set(
@@ -257,12 +257,28 @@ export class RetrievalService {
             dimension: this.embedder.dimension,
             directory: this.indexDirectory,
             repository: this.repository,
+            storeId: identity,
           }),
         );
       }
       this.indexes = opened;
     }
     return this.indexes;
+  }
+
+  /**
+   * Marks vectors of any other embedder as stale and creates the Neo4j vector indexes, once per
+   * embedder id: a full scan of every unit that a periodic refresh must not repeat. New unit
+   * versions are created pending, so they need no marking.
+   */
+  private async prepareForEmbedder(): Promise<void> {
+    if (this.preparedFor === this.embedder.id) return;
+    for (const unit of UNITS) {
+      const label = LABEL[unit];
+      await this.repository.markStaleEmbeddings(label, this.embedder.id);
+      await this.repository.ensureVectorIndex(label, this.embedder.dimension, (cypher) => this.db.runSchemaStatement(cypher));
+    }
+    this.preparedFor = this.embedder.id;
   }
 
   private async fitEmbedderOnce(): Promise<void> {

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RetrievalRepository, UnitLabel } from '../graph/retrievalRepository.js';
+import type { RetrievalRepository, SyncPoint, UnitLabel } from '../graph/retrievalRepository.js';
 import { VectorIndex, toDayNumber, type QueryResult } from '../native/index.js';
 
 /**
@@ -78,9 +78,9 @@ export class UnitVectorIndex {
     dimension: number;
     directory: string;
     repository: RetrievalRepository;
+    storeId: string;
   }): Promise<UnitVectorIndex> {
-    const { label, embedderId, dimension, directory, repository } = options;
-    const storeId = await repository.storeIdentity();
+    const { label, embedderId, dimension, directory, repository, storeId } = options;
     const files = UnitVectorIndex.files(directory, label);
     if (existsSync(files.sidecar) && existsSync(files.index) && existsSync(files.rows)) {
       const sidecar = JSON.parse(await readFile(files.sidecar, 'utf8')) as Sidecar;
@@ -105,10 +105,9 @@ export class UnitVectorIndex {
     return this.index.memoryBytes;
   }
 
-  /** Brings the index up to date with Neo4j; returns how many rows were added and closed. */
-  async sync(): Promise<{ added: number; closed: number }> {
-    const startedAt = await this.repository.serverTime();
-    const storeId = await this.repository.storeIdentity();
+  /** Brings the index up to date with Neo4j as of `point`; returns how many rows were added and closed. */
+  async sync(point: SyncPoint): Promise<{ added: number; closed: number }> {
+    const { now: startedAt, storeId } = point;
     if (storeId !== this.storeId) {
       // The store was emptied (or replaced) under us: start again from what it holds now.
       this.index.close();
