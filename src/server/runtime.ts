@@ -41,17 +41,11 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
         log: (message) => log.info(message),
       });
   const db = Database.connect(connection.uri, connection.user, connection.password, config.neo4j?.database);
+  let retrieval: RetrievalService;
   try {
     await db.verify();
     const outcome = await migrate(db);
     if (outcome.applied.length > 0) log.info({ migrations: outcome.applied }, 'applied migrations');
-  } catch (error) {
-    await db.close();
-    await connection.stop();
-    throw error;
-  }
-  let retrieval: RetrievalService;
-  try {
     retrieval = await RetrievalService.open({ db, dataDir: config.dataDir });
   } catch (error) {
     await db.close();
