@@ -35,15 +35,19 @@ export interface UnitRecord {
   validTo: Date | null;
 }
 
-/** A search candidate before hydration: its id, its vector-index row (once embedded) and score. */
-export interface ScoredUnitId {
-  id: string;
-  rowId: number | null;
+/** A unit version found by a search, with the score its retriever gave it. */
+export interface ScoredUnit extends UnitRecord {
   score: number;
 }
 
 const validAt = (v: string): string => `${v}.validFrom <= $asOf AND (${v}.validTo IS NULL OR ${v}.validTo > $asOf)`;
-const UNIT_FIELDS = 'u {.id, .rowId, .articleId, .text, .validFrom, .validTo}';
+const FIELDS = '.id, .rowId, .articleId, .text, .validFrom, .validTo';
+const UNIT_FIELDS = `u {${FIELDS}}`;
+const SCORED_UNIT_FIELDS = `u {${FIELDS}, score: score}`;
+
+function toScoredUnit(row: Record<string, unknown>): ScoredUnit {
+  return { ...toUnit(row), score: row.score as number };
+}
 
 function toUnit(row: Record<string, unknown>): UnitRecord {
   return {
@@ -106,28 +110,36 @@ export class RetrievalRepository {
   }
 
   /**
-   * Stores embeddings and gives each unit a row number for the native index (once: a unit
-   * keeps its row across re-embeddings), all in one transaction with the counter locked.
+   * Reserves `count` row numbers for the native index and returns the first. The counter is
+   * locked only for this short transaction, so batches can store their vectors in parallel.
    */
-  async storeEmbeddings(label: UnitLabel, embedderId: string, rows: Array<{ id: string; embedding: number[] }>): Promise<void> {
-    await this.db.run(
-      `MATCH (c:ChangeSequence {name: $counter})
-       UNWIND $rows AS row
-       MATCH (u:${label} {id: row.id}) WHERE u.rowId IS NULL
-       WITH c, collect(u) AS fresh
-       SET c.value = c.value + size(fresh)
-       WITH c.value - size(fresh) AS base, fresh
-       UNWIND range(0, size(fresh) - 1) AS offset
-       WITH fresh[offset] AS u, base + offset + 1 AS rowId
-       SET u.rowId = rowId`,
-      { counter: ROW_COUNTER[label], rows: rows.map(({ id }) => ({ id })) },
+  async reserveRows(label: UnitLabel, count: number): Promise<number> {
+    const rows = await this.db.run<{ first: number }>(
+      `MATCH (c:ChangeSequence {name: $counter}) SET c.value = c.value + $count RETURN c.value - $count + 1 AS first`,
+      { counter: ROW_COUNTER[label], count: int(count) },
     );
+    return rows[0]!.first;
+  }
+
+  /**
+   * Stores embeddings, in one statement. A unit without a row number takes `firstRowId` plus
+   * its position; a unit keeps its row across re-embeddings, which leaves that reserved number
+   * unused (row numbers only need to be unique).
+   */
+  async storeEmbeddings(
+    label: UnitLabel,
+    embedderId: string,
+    firstRowId: number,
+    rows: Array<{ id: string; embedding: number[] }>,
+  ): Promise<void> {
     await this.db.run(
-      `UNWIND $rows AS row
+      `UNWIND range(0, size($rows) - 1) AS position
+       WITH position, $rows[position] AS row
        MATCH (u:${label} {id: row.id})
-       SET u.embedding = row.embedding, u.embedderId = $embedderId, u.embeddedAt = datetime()
+       SET u.rowId = coalesce(u.rowId, $firstRowId + position), u.embedding = row.embedding,
+           u.embedderId = $embedderId, u.embeddedAt = datetime()
        REMOVE u:PendingEmbedding`,
-      { rows, embedderId },
+      { rows, embedderId, firstRowId: int(firstRowId) },
     );
   }
 
@@ -168,19 +180,12 @@ export class RetrievalRepository {
   }
 
   async unitsByRowIds(label: UnitLabel, rowIds: readonly number[]): Promise<Map<number, UnitRecord>> {
+    if (rowIds.length === 0) return new Map();
     const rows = await this.db.run<{ unit: Record<string, unknown> }>(
       `UNWIND $rowIds AS rowId MATCH (u:${label} {rowId: rowId}) RETURN ${UNIT_FIELDS} AS unit`,
       { rowIds: rowIds.map(int) },
     );
     return new Map(rows.map((row) => [row.unit.rowId as number, toUnit(row.unit)]));
-  }
-
-  async unitsByIds(label: UnitLabel, ids: readonly string[]): Promise<Map<string, UnitRecord>> {
-    const rows = await this.db.run<{ unit: Record<string, unknown> }>(
-      `UNWIND $ids AS id MATCH (u:${label} {id: id}) RETURN ${UNIT_FIELDS} AS unit`,
-      { ids },
-    );
-    return new Map(rows.map((row) => [row.unit.id as string, toUnit(row.unit)]));
   }
 
   /** Texts of units valid now, for fitting an embedder's corpus statistics. */
@@ -194,17 +199,41 @@ export class RetrievalRepository {
 
   /**
    * BM25 search through Neo4j's fulltext index (Lucene), keeping units valid at asOf. Lucene
-   * does not know valid time, so it is asked for a wider candidate list than k.
+   * does not know valid time, so it is asked for a wider candidate list than k. The units at
+   * `alsoLoadRowIds` (another retriever's candidates) are loaded in the same round trip, so a
+   * hybrid search needs no second query to turn fused candidates into units.
    */
-  async lexicalSearch(label: UnitLabel, query: string, asOf: Date, k: number): Promise<ScoredUnitId[]> {
+  async lexicalSearch(
+    label: UnitLabel,
+    query: string,
+    asOf: Date,
+    k: number,
+    alsoLoadRowIds: readonly number[] = [],
+  ): Promise<{ hits: ScoredUnit[]; loaded: UnitRecord[] }> {
     const escaped = escapeLucene(query).trim();
-    if (escaped === '') return [];
-    return this.db.run<ScoredUnitId>(
-      `CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
-       WHERE ${validAt('u')}
-       RETURN u.id AS id, u.rowId AS rowId, score ORDER BY score DESC, id LIMIT $k`,
-      { index: FULLTEXT_INDEX[label], query: escaped, candidates: int(Math.max(100, k * 4)), k: int(k), asOf: toNeo4jDateTime(asOf) },
+    if (escaped === '') return { hits: [], loaded: [...(await this.unitsByRowIds(label, alsoLoadRowIds)).values()] };
+    const rows = await this.db.run<{ hits: Array<Record<string, unknown>>; loaded: Array<Record<string, unknown>> }>(
+      `CALL {
+         CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
+         WHERE ${validAt('u')}
+         WITH u, score ORDER BY score DESC, u.id LIMIT $k
+         RETURN collect(${SCORED_UNIT_FIELDS}) AS hits
+       }
+       CALL {
+         UNWIND $rowIds AS rowId MATCH (u:${label} {rowId: rowId})
+         RETURN collect(${UNIT_FIELDS}) AS loaded
+       }
+       RETURN hits, loaded`,
+      {
+        index: FULLTEXT_INDEX[label],
+        query: escaped,
+        candidates: int(Math.max(100, k * 4)),
+        k: int(k),
+        asOf: toNeo4jDateTime(asOf),
+        rowIds: alsoLoadRowIds.map(int),
+      },
     );
+    return { hits: rows[0]!.hits.map(toScoredUnit), loaded: rows[0]!.loaded.map(toUnit) };
   }
 
   vectorIndexName(label: UnitLabel, dimension: number): string {
@@ -219,11 +248,11 @@ export class RetrievalRepository {
   }
 
   /** Approximate (HNSW) search through Neo4j's own vector index: the comparison path. */
-  async vectorSearch(label: UnitLabel, embedding: number[], embedderId: string, asOf: Date, k: number): Promise<ScoredUnitId[]> {
-    return this.db.run<ScoredUnitId>(
+  async vectorSearch(label: UnitLabel, embedding: number[], embedderId: string, asOf: Date, k: number): Promise<ScoredUnit[]> {
+    const rows = await this.db.run<{ hit: Record<string, unknown> }>(
       `CALL db.index.vector.queryNodes($index, $candidates, $embedding) YIELD node AS u, score
        WHERE u.embedderId = $embedderId AND ${validAt('u')}
-       RETURN u.id AS id, u.rowId AS rowId, score ORDER BY score DESC, id LIMIT $k`,
+       RETURN ${SCORED_UNIT_FIELDS} AS hit ORDER BY score DESC, u.id LIMIT $k`,
       {
         index: this.vectorIndexName(label, embedding.length),
         candidates: int(Math.max(100, k * 4)),
@@ -233,5 +262,6 @@ export class RetrievalRepository {
         asOf: toNeo4jDateTime(asOf),
       },
     );
+    return rows.map((row) => toScoredUnit(row.hit));
   }
 }

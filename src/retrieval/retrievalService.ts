@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Database } from '../graph/database.js';
-import { RetrievalRepository, type ScoredUnitId, type UnitLabel, type UnitRecord } from '../graph/retrievalRepository.js';
+import { RetrievalRepository, type ScoredUnit, type UnitLabel, type UnitRecord, type UnitText } from '../graph/retrievalRepository.js';
 import { Fusion, toDayNumber } from '../native/index.js';
 import { createEmbedder, embedderConfigFromEnv, WinkSifEmbedder, type Embedder } from './embedders/index.js';
 import { UnitVectorIndex } from './unitIndex.js';
@@ -20,6 +20,11 @@ export enum SearchUnit {
 const LABEL: Record<SearchUnit, UnitLabel> = { PASSAGE: 'Passage', SENTENCE: 'Sentence' };
 const UNITS: SearchUnit[] = [SearchUnit.PASSAGE, SearchUnit.SENTENCE];
 const EMBED_BATCH = 2000;
+/**
+ * Batches stored at once: Neo4j writes one transaction on one core, so a second batch in
+ * flight keeps the other core busy (and overlaps embedding with writing).
+ */
+const EMBED_WRITERS = 2;
 /** Hybrid search fuses this many candidates from each side (at least k). */
 const FUSION_DEPTH = 30;
 
@@ -54,15 +59,17 @@ export interface FusionSettings {
 
 export const DEFAULT_FUSION: FusionSettings = { method: 'adaptive', denseWeight: 0.5, lexicalWeight: 0.5 };
 
-/** A ranked list from one retriever; `key` names a unit the same way in every list. */
-type Ranked = Array<{ key: string; score: number }>;
+/** A nearest neighbour from the native index: a unit's row number and its similarity. */
+interface DenseRow {
+  rowId: number;
+  score: number;
+}
 
-/**
- * Units are fused by vector-index row so the dense side needs no database lookup before
- * fusion; a unit not embedded yet (only lexical search can find it) is named by its id.
- */
-function candidateKey(candidate: Pick<ScoredUnitId, 'id' | 'rowId'>): string {
-  return candidate.rowId === null || candidate.rowId === undefined ? `id:${candidate.id}` : `row:${candidate.rowId}`;
+/** What one query's search produced: the final order, and each retriever's own list for its scores and ranks. */
+interface CandidateLists {
+  ranking: ScoredUnit[];
+  dense?: ScoredUnit[];
+  lexical?: ScoredUnit[];
 }
 
 export interface RefreshReport {
@@ -115,20 +122,33 @@ export class RetrievalService {
     const total = (await Promise.all(UNITS.map((unit) => this.repository.countPendingEmbeddings(LABEL[unit])))).reduce((a, b) => a + b, 0);
     for (const unit of UNITS) {
       for (;;) {
-        const batch = await this.repository.pendingEmbeddings(LABEL[unit], EMBED_BATCH);
-        if (batch.length === 0) break;
-        const vectors = await this.embedder.embed(batch.map((item) => item.text));
-        const dimension = this.embedder.dimension;
-        await this.repository.storeEmbeddings(
-          LABEL[unit],
-          this.embedder.id,
-          batch.map((item, row) => ({ id: item.id, embedding: Array.from(vectors.subarray(row * dimension, (row + 1) * dimension)) })),
+        const pending = await this.repository.pendingEmbeddings(LABEL[unit], EMBED_BATCH * EMBED_WRITERS);
+        if (pending.length === 0) break;
+        const batches = Array.from({ length: Math.ceil(pending.length / EMBED_BATCH) }, (_, b) =>
+          pending.slice(b * EMBED_BATCH, (b + 1) * EMBED_BATCH),
         );
-        done += batch.length;
-        onProgress?.(done, total);
+        await Promise.all(
+          batches.map(async (batch) => {
+            await this.embedAndStore(LABEL[unit], batch);
+            done += batch.length;
+            onProgress?.(done, total);
+          }),
+        );
       }
     }
     return done;
+  }
+
+  private async embedAndStore(label: UnitLabel, batch: UnitText[]): Promise<void> {
+    const vectors = await this.embedder.embed(batch.map((item) => item.text));
+    const dimension = this.embedder.dimension;
+    const firstRowId = await this.repository.reserveRows(label, batch.length);
+    await this.repository.storeEmbeddings(
+      label,
+      this.embedder.id,
+      firstRowId,
+      batch.map((item, row) => ({ id: item.id, embedding: Array.from(vectors.subarray(row * dimension, (row + 1) * dimension)) })),
+    );
   }
 
   /** Embeds what is pending and brings the native indexes up to date; concurrent calls share one run. */
@@ -158,61 +178,58 @@ export class RetrievalService {
     return (await this.batchSearch([query], options))[0]!;
   }
 
-  /** Many queries at once: the dense side is one batched native call. */
+  /**
+   * Many queries at once: the dense side is one batched native call. Each query then costs
+   * one Neo4j round trip: a hybrid search loads its dense candidates in the statement that
+   * runs its lexical search.
+   */
   async batchSearch(queries: readonly string[], options: SearchOptions): Promise<SearchHit[][]> {
     const label = LABEL[options.unit];
-    const depth = options.mode === SearchMode.HYBRID ? Math.max(options.k, FUSION_DEPTH) : options.k;
-    const needsDense = options.mode === SearchMode.HYBRID || options.mode === SearchMode.DENSE;
-    const needsLexical = options.mode === SearchMode.HYBRID || options.mode === SearchMode.LEXICAL;
-    const [dense, lexical, neo4jVector] = await Promise.all([
-      needsDense ? this.denseSearch(queries, options.unit, options.asOf, depth) : undefined,
-      needsLexical
-        ? Promise.all(queries.map(async (query) => toRanked(await this.repository.lexicalSearch(label, query, options.asOf, depth))))
-        : undefined,
-      options.mode === SearchMode.NEO4J_VECTOR ? this.neo4jVectorSearch(queries, label, options.asOf, options.k) : undefined,
-    ]);
-    const rankings = await Promise.all(
-      queries.map(async (_, q) => {
-        const ranking = options.mode === SearchMode.HYBRID ? await this.fuse(dense![q]!, lexical![q]!) : (dense ?? lexical ?? neo4jVector)![q]!;
-        return ranking.slice(0, options.k);
-      }),
-    );
-    const units = await this.hydrate(label, rankings.flat().map((candidate) => candidate.key));
-    return rankings.map((ranking, q) => {
-      const denseRanks = rankOf(dense?.[q]);
-      const lexicalRanks = rankOf(lexical?.[q]);
-      return ranking.flatMap((candidate, position) => {
-        const unit = units.get(candidate.key);
-        if (!unit) return [];
-        return [
-          {
-            ...unit,
-            unit: options.unit,
-            rank: position + 1,
-            score: candidate.score,
-            denseScore: denseRanks.get(candidate.key)?.score ?? null,
-            denseRank: denseRanks.get(candidate.key)?.rank ?? null,
-            lexicalScore: lexicalRanks.get(candidate.key)?.score ?? null,
-            lexicalRank: lexicalRanks.get(candidate.key)?.rank ?? null,
-          },
-        ];
-      });
+    const { mode, asOf, k } = options;
+    const depth = mode === SearchMode.HYBRID ? Math.max(k, FUSION_DEPTH) : k;
+    let lists: CandidateLists[];
+    if (mode === SearchMode.NEO4J_VECTOR) {
+      lists = (await this.neo4jVectorSearch(queries, label, asOf, k)).map((hits) => ({ ranking: hits }));
+    } else if (mode === SearchMode.LEXICAL) {
+      lists = await Promise.all(
+        queries.map(async (query) => {
+          const { hits } = await this.repository.lexicalSearch(label, query, asOf, depth);
+          return { ranking: hits, lexical: hits };
+        }),
+      );
+    } else {
+      const denseRows = await this.denseSearch(queries, options.unit, asOf, depth);
+      if (mode === SearchMode.DENSE) {
+        const units = await this.repository.unitsByRowIds(label, [...new Set(denseRows.flat().map((row) => row.rowId))]);
+        lists = denseRows.map((rows) => {
+          const dense = withUnits(rows, units);
+          return { ranking: dense, dense };
+        });
+      } else {
+        lists = await Promise.all(
+          queries.map(async (query, q) => {
+            const rows = denseRows[q]!;
+            const { hits, loaded } = await this.repository.lexicalSearch(label, query, asOf, depth, rows.map((row) => row.rowId));
+            const dense = withUnits(rows, new Map(loaded.map((unit) => [unit.rowId!, unit])));
+            return { ranking: await this.fuse(dense, hits), dense, lexical: hits };
+          }),
+        );
+      }
+    }
+    return lists.map(({ ranking, dense, lexical }) => {
+      const denseRanks = rankOf(dense);
+      const lexicalRanks = rankOf(lexical);
+      return ranking.slice(0, k).map(({ score, ...unit }, position) => ({
+        ...unit,
+        unit: options.unit,
+        rank: position + 1,
+        score,
+        denseScore: denseRanks.get(unit.id)?.score ?? null,
+        denseRank: denseRanks.get(unit.id)?.rank ?? null,
+        lexicalScore: lexicalRanks.get(unit.id)?.score ?? null,
+        lexicalRank: lexicalRanks.get(unit.id)?.rank ?? null,
+      }));
     });
-  }
-
-  /** Loads the units behind candidate keys: by row where embedded, by id otherwise. */
-  private async hydrate(label: UnitLabel, keys: string[]): Promise<Map<string, UnitRecord>> {
-    const rowIds = [...new Set(keys.filter((key) => key.startsWith('row:')).map((key) => Number(key.slice(4))))];
-    const ids = [...new Set(keys.filter((key) => key.startsWith('id:')).map((key) => key.slice(3)))];
-    const [byRow, byId] = await Promise.all([
-      rowIds.length > 0 ? this.repository.unitsByRowIds(label, rowIds) : new Map<number, UnitRecord>(),
-      ids.length > 0 ? this.repository.unitsByIds(label, ids) : new Map<string, UnitRecord>(),
-    ]);
-    // Keyed as asked: a unit embedded between search and hydration is still found under its id key.
-    return new Map<string, UnitRecord>([
-      ...[...byRow].map(([rowId, unit]) => [`row:${rowId}`, unit] as const),
-      ...[...byId].map(([id, unit]) => [`id:${id}`, unit] as const),
-    ]);
   }
 
   async close(): Promise<void> {
@@ -289,7 +306,8 @@ export class RetrievalService {
     if (this.embedder.stateFile) await this.embedder.save();
   }
 
-  private async denseSearch(queries: readonly string[], unit: SearchUnit, asOf: Date, k: number): Promise<Ranked[]> {
+  /** Row numbers and scores of each query's nearest units valid at asOf, from the native index. */
+  private async denseSearch(queries: readonly string[], unit: SearchUnit, asOf: Date, k: number): Promise<DenseRow[][]> {
     const index = (await this.openIndexes()).get(unit)!;
     const vectors = await this.embedder.embed(queries);
     const dimension = this.embedder.dimension;
@@ -303,29 +321,29 @@ export class RetrievalService {
           k,
           new Int32Array(rows.length).fill(toDayNumber(asOf)),
         );
-    const rankings: Ranked[] = queries.map(() => []);
+    const rankings: DenseRow[][] = queries.map(() => []);
     rows.forEach((q, position) => {
       const result = results[position];
-      if (result) rankings[q] = Array.from(result.ids, (rowId, i) => ({ key: `row:${rowId}`, score: result.scores[i]! }));
+      if (result) rankings[q] = Array.from(result.ids, (rowId, i) => ({ rowId, score: result.scores[i]! }));
     });
     return rankings;
   }
 
-  private async neo4jVectorSearch(queries: readonly string[], label: UnitLabel, asOf: Date, k: number): Promise<Ranked[]> {
+  private async neo4jVectorSearch(queries: readonly string[], label: UnitLabel, asOf: Date, k: number): Promise<ScoredUnit[][]> {
     const vectors = await this.embedder.embed(queries);
     const dimension = this.embedder.dimension;
     return Promise.all(
       queries.map((_, q) => {
         const vector = Array.from(vectors.subarray(q * dimension, (q + 1) * dimension));
-        return vector.some((x) => x !== 0) ? this.repository.vectorSearch(label, vector, this.embedder.id, asOf, k).then(toRanked) : [];
+        return vector.some((x) => x !== 0) ? this.repository.vectorSearch(label, vector, this.embedder.id, asOf, k) : [];
       }),
     );
   }
 
-  private async fuse(dense: Ranked, lexical: Ranked): Promise<Ranked> {
+  private async fuse(dense: ScoredUnit[], lexical: ScoredUnit[]): Promise<ScoredUnit[]> {
     const lists = {
-      dense: { ids: dense.map((hit) => hit.key), scores: dense.map((hit) => hit.score) },
-      lexical: { ids: lexical.map((hit) => hit.key), scores: lexical.map((hit) => hit.score) },
+      dense: { ids: dense.map((hit) => hit.id), scores: dense.map((hit) => hit.score) },
+      lexical: { ids: lexical.map((hit) => hit.id), scores: lexical.map((hit) => hit.score) },
     };
     let weights = { dense: this.fusion.denseWeight, lexical: this.fusion.lexicalWeight };
     if (this.fusion.method === 'adaptive') {
@@ -335,7 +353,8 @@ export class RetrievalService {
       this.fusion.method === 'rrf'
         ? await Fusion.rrf([lists.dense.ids, lists.lexical.ids], { weights: [weights.dense, weights.lexical] })
         : await Fusion.weightedSum(lists, weights);
-    return fused.map((item) => ({ key: item.id, score: item.score }));
+    const units = new Map([...lexical, ...dense].map((hit) => [hit.id, hit]));
+    return fused.map((item) => ({ ...units.get(item.id)!, score: item.score }));
   }
 }
 
@@ -346,10 +365,14 @@ export function topAgreement(first: readonly string[], second: readonly string[]
   return head.length === 0 ? 0 : head.filter((key) => top.has(key)).length / head.length;
 }
 
-function toRanked(candidates: ScoredUnitId[]): Ranked {
-  return candidates.map((candidate) => ({ key: candidateKey(candidate), score: candidate.score }));
+/** Dense results with their units; a row whose unit is gone (the store was emptied) is dropped. */
+function withUnits(rows: readonly DenseRow[], units: ReadonlyMap<number, UnitRecord>): ScoredUnit[] {
+  return rows.flatMap(({ rowId, score }) => {
+    const unit = units.get(rowId);
+    return unit ? [{ ...unit, score }] : [];
+  });
 }
 
-function rankOf(ranking: Ranked | undefined): Map<string, { rank: number; score: number }> {
-  return new Map((ranking ?? []).map((hit, index) => [hit.key, { rank: index + 1, score: hit.score }]));
+function rankOf(ranking: readonly ScoredUnit[] | undefined): Map<string, { rank: number; score: number }> {
+  return new Map((ranking ?? []).map((hit, index) => [hit.id, { rank: index + 1, score: hit.score }]));
 }
