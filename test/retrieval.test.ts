@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chunkPassages } from '../src/retrieval/passages.js';
 import { escapeLucene } from '../src/graph/retrievalRepository.js';
-import { SearchMode, SearchUnit, RetrievalService, topAgreement } from '../src/retrieval/retrievalService.js';
+import { contentTerms, coversAll } from '../src/retrieval/language.js';
+import { SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge } from './support.js';
 
@@ -30,12 +31,13 @@ describe('passage chunking', () => {
     assert.notEqual(before[0], after[0]);
   });
 
-  it('measures how far two top-ten lists agree (the adaptive fusion signal)', () => {
-    const dense = ['a', 'b', 'c', 'd'];
-    assert.equal(topAgreement(dense, ['x', 'b', 'a', 'y']), 0.5);
-    assert.equal(topAgreement(dense, ['x', 'y']), 0);
-    assert.equal(topAgreement([], ['a']), 0);
-    assert.equal(topAgreement(Array.from({ length: 12 }, (_, i) => `k${i}`), ['k10', 'k11']), 0, 'only the top ten count');
+  it('judges a lexical match on the stems of the query words that are not stop words', () => {
+    const query = contentTerms('Who is the prime minister of France?');
+    assert.deepEqual([...query].sort(), ['franc', 'minist', 'prime']);
+    assert.equal(coversAll(query, 'Michel Barnier has been Prime Minister of France since September.'), true);
+    assert.equal(coversAll(query, 'The ministers of France met the president.'), false, 'every content word must be there');
+    assert.equal(coversAll(contentTerms('Who is the Gallic premier?'), 'Michel Barnier has been Prime Minister of France.'), false);
+    assert.equal(coversAll(contentTerms('who is it?'), 'anything at all'), false, 'a query of stop words covers nothing');
   });
 
   it('escapes Lucene syntax so user text is searched as words', () => {

@@ -3,6 +3,7 @@ import type { Database } from '../graph/database.js';
 import { RetrievalRepository, type ScoredUnit, type UnitLabel, type UnitRecord, type UnitText } from '../graph/retrievalRepository.js';
 import { Fusion, toDayNumber } from '../native/index.js';
 import { createEmbedder, embedderConfigFromEnv, WinkSifEmbedder, type Embedder } from './embedders/index.js';
+import { contentTerms, coversAll } from './language.js';
 import { UnitVectorIndex } from './unitIndex.js';
 
 export enum SearchMode {
@@ -47,9 +48,11 @@ export interface SearchHit extends UnitRecord {
 
 /**
  * How hybrid search combines its two lists: `weighted` sums min-max-normalised scores with
- * fixed weights; `adaptive` scales each weight per query by how clearly that retriever's
- * top hit stands out (its score gap), so a retriever that is unsure of a query counts less;
- * `rrf` is reciprocal-rank fusion.
+ * fixed weights; `adaptive` does the same but lets the lexical list count only when its top hit
+ * holds every content word of the query. A query worded unlike the text it asks about (a
+ * paraphrase) leaves BM25 ranking passages by incidental words, and min-max normalisation would
+ * lift that off-topic list to full weight; dense search then decides alone. `rrf` is
+ * reciprocal-rank fusion.
  */
 export interface FusionSettings {
   method: 'weighted' | 'adaptive' | 'rrf';
@@ -211,7 +214,7 @@ export class RetrievalService {
             const rows = denseRows[q]!;
             const { hits, loaded } = await this.repository.lexicalSearch(label, query, asOf, depth, rows.map((row) => row.rowId));
             const dense = withUnits(rows, new Map(loaded.map((unit) => [unit.rowId!, unit])));
-            return { ranking: await this.fuse(dense, hits), dense, lexical: hits };
+            return { ranking: await this.fuse(query, dense, hits), dense, lexical: hits };
           }),
         );
       }
@@ -340,14 +343,14 @@ export class RetrievalService {
     );
   }
 
-  private async fuse(dense: ScoredUnit[], lexical: ScoredUnit[]): Promise<ScoredUnit[]> {
+  private async fuse(query: string, dense: ScoredUnit[], lexical: ScoredUnit[]): Promise<ScoredUnit[]> {
     const lists = {
       dense: { ids: dense.map((hit) => hit.id), scores: dense.map((hit) => hit.score) },
       lexical: { ids: lexical.map((hit) => hit.id), scores: lexical.map((hit) => hit.score) },
     };
     let weights = { dense: this.fusion.denseWeight, lexical: this.fusion.lexicalWeight };
-    if (this.fusion.method === 'adaptive') {
-      weights = { ...weights, lexical: weights.lexical * topAgreement(lists.dense.ids, lists.lexical.ids) ** 2 };
+    if (this.fusion.method === 'adaptive' && !(lexical.length > 0 && coversAll(contentTerms(query), lexical[0]!.text))) {
+      weights = { ...weights, lexical: 0 };
     }
     const fused =
       this.fusion.method === 'rrf'
@@ -356,13 +359,6 @@ export class RetrievalService {
     const units = new Map([...lexical, ...dense].map((hit) => [hit.id, hit]));
     return fused.map((item) => ({ ...units.get(item.id)!, score: item.score }));
   }
-}
-
-/** The share of the first list's top ten that the second list's top ten also holds. */
-export function topAgreement(first: readonly string[], second: readonly string[], depth = 10): number {
-  const top = new Set(second.slice(0, depth));
-  const head = first.slice(0, depth);
-  return head.length === 0 ? 0 : head.filter((key) => top.has(key)).length / head.length;
 }
 
 /** Dense results with their units; a row whose unit is gone (the store was emptied) is dropped. */

@@ -30,8 +30,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import winkNLP from 'wink-nlp';
-import model from 'wink-eng-lite-web-model';
+import { english } from '../language.js';
 import { EmbedderConfigError, type Embedder, type WinkSifConfig } from './types.js';
 import { ensureWordVectorCache, loadWordVectors, type WordVectors } from './wordVectorCache.js';
 
@@ -78,20 +77,12 @@ export interface SifFitOptions {
   maxPcSamples?: number;
 }
 
-type Nlp = ReturnType<typeof winkNLP>;
-let sharedNlp: Nlp | undefined;
-function nlp(): Nlp {
-  // Tokenisation only: the empty pipe skips sentence boundaries, POS, entities and the rest.
-  sharedNlp ??= winkNLP(model, []);
-  return sharedNlp;
-}
-
 /** Token types that never carry meaning for the average. */
 const SKIPPED_TYPES = new Set(['punctuation', 'tabCRLF', 'spaces']);
 
 /** wink-nlp tokens of `text` in the form looked up in the vocabulary (punctuation dropped). */
 export function sifTokens(text: string): string[] {
-  const language = nlp();
+  const language = english();
   const tokens = language.readDoc(text).tokens();
   const normals = tokens.out(language.its.normal) as string[];
   const types = tokens.out(language.its.type) as string[];

@@ -1,0 +1,33 @@
+import winkNLP from 'wink-nlp';
+import model from 'wink-eng-lite-web-model';
+
+type Nlp = ReturnType<typeof winkNLP>;
+let sharedNlp: Nlp | undefined;
+
+/** One wink-nlp English instance for the process (its model takes a while to load). */
+export function english(): Nlp {
+  // Tokenisation only: the empty pipe skips sentence boundaries, POS, entities and the rest.
+  sharedNlp ??= winkNLP(model, []);
+  return sharedNlp;
+}
+
+/** The stems of the words of `text` that are not stop words: what a lexical match is judged on. */
+export function contentTerms(text: string): Set<string> {
+  const language = english();
+  const { its } = language;
+  const words = language
+    .readDoc(text)
+    .tokens()
+    .filter((token) => token.out(its.type) === 'word' && !token.out(its.stopWordFlag));
+  // wink-nlp's typings give `its.stem` its add-on signature, which `out` does not accept; it works like `its.normal`.
+  const stem = its.stem as unknown as typeof its.normal;
+  return new Set((words.out(stem) as string[]).map((term) => term.toLowerCase()));
+}
+
+/** Whether `text` holds every content word of a query (by stem); a query without any holds none. */
+export function coversAll(queryTerms: ReadonlySet<string>, text: string): boolean {
+  if (queryTerms.size === 0) return false;
+  const terms = contentTerms(text);
+  for (const term of queryTerms) if (!terms.has(term)) return false;
+  return true;
+}
