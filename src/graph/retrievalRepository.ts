@@ -60,6 +60,11 @@ function toUnit(row: Record<string, unknown>): UnitRecord {
   };
 }
 
+/** Units keyed by their vector-index row, as read from `u {…}` maps. */
+function byRowId(units: Array<Record<string, unknown>>): Map<number, UnitRecord> {
+  return new Map(units.map((unit) => [unit.rowId as number, toUnit(unit)]));
+}
+
 /** Lucene's query syntax characters, escaped so user text is searched as words. */
 export function escapeLucene(text: string): string {
   return text.replace(/[+\-&|!(){}[\]^"~*?:\\/]/g, '\\$&');
@@ -185,7 +190,7 @@ export class RetrievalRepository {
       `UNWIND $rowIds AS rowId MATCH (u:${label} {rowId: rowId}) RETURN ${UNIT_FIELDS} AS unit`,
       { rowIds: rowIds.map(int) },
     );
-    return new Map(rows.map((row) => [row.unit.rowId as number, toUnit(row.unit)]));
+    return byRowId(rows.map((row) => row.unit));
   }
 
   /** Texts of units valid now, for fitting an embedder's corpus statistics. */
@@ -209,9 +214,9 @@ export class RetrievalRepository {
     asOf: Date,
     k: number,
     alsoLoadRowIds: readonly number[] = [],
-  ): Promise<{ hits: ScoredUnit[]; loaded: UnitRecord[] }> {
+  ): Promise<{ hits: ScoredUnit[]; loaded: Map<number, UnitRecord> }> {
     const escaped = escapeLucene(query).trim();
-    if (escaped === '') return { hits: [], loaded: [...(await this.unitsByRowIds(label, alsoLoadRowIds)).values()] };
+    if (escaped === '') return { hits: [], loaded: await this.unitsByRowIds(label, alsoLoadRowIds) };
     const rows = await this.db.run<{ hits: Array<Record<string, unknown>>; loaded: Array<Record<string, unknown>> }>(
       `CALL {
          CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
@@ -233,7 +238,7 @@ export class RetrievalRepository {
         rowIds: alsoLoadRowIds.map(int),
       },
     );
-    return { hits: rows[0]!.hits.map(toScoredUnit), loaded: rows[0]!.loaded.map(toUnit) };
+    return { hits: rows[0]!.hits.map(toScoredUnit), loaded: byRowId(rows[0]!.loaded) };
   }
 
   vectorIndexName(label: UnitLabel, dimension: number): string {

@@ -213,7 +213,7 @@ export class RetrievalService {
           queries.map(async (query, q) => {
             const rows = denseRows[q]!;
             const { hits, loaded } = await this.repository.lexicalSearch(label, query, asOf, depth, rows.map((row) => row.rowId));
-            const dense = withUnits(rows, new Map(loaded.map((unit) => [unit.rowId!, unit])));
+            const dense = withUnits(rows, loaded);
             return { ranking: await this.fuse(query, dense, hits), dense, lexical: hits };
           }),
         );
