@@ -46,6 +46,21 @@ it('answers the README examples: the prime minister of France and of Cambodia as
   );
 });
 
+it('answers the README search example with the passage valid at each date', async () => {
+  await runtime.services.retrieval.refresh();
+  const top = async (asOf: string): Promise<string> => {
+    const { data, errors } = await execute(
+      runtime,
+      `{ search(query: "Who is the prime minister of France?", asOf: "${asOf}", k: 3) { text article { id } } }`,
+    );
+    assert.equal(errors, undefined);
+    assert.equal(data.search[0].article.id, 'France');
+    return data.search[0].text;
+  };
+  assert.match(await top('2024-08-01'), /Gabriel Attal has been prime minister/);
+  assert.match(await top('2024-10-01'), /Michel Barnier has been prime minister/);
+});
+
 it('contains every kind of sentence and fact change', async () => {
   const { data } = await execute(
     runtime,
