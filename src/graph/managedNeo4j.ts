@@ -8,9 +8,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, promises as fs, type WriteStream } from 'node:fs';
 import net from 'node:net';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import neo4j from 'neo4j-driver';
 import { projectRoot } from '../paths.js';
+import { runMaven } from '../tools/maven.js';
+
+const execFileAsync = promisify(execFile);
 
 export interface Neo4jConnection {
   uri: string;
@@ -198,7 +202,7 @@ async function findJava(): Promise<string> {
   let versionText: string;
   try {
     // `java -version` reports on stderr.
-    versionText = (await run(java, ['-version'], { timeoutMs: 30_000 })).stderr;
+    versionText = (await execFileAsync(java, ['-version'], { timeout: 30_000, windowsHide: true })).stderr;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new ManagedNeo4jError(
@@ -283,26 +287,17 @@ async function buildLauncher(paths: LauncherPaths, log: (msg: string) => void): 
       : 'Rebuilding the managed Neo4j launcher (its sources changed)...',
   );
   const started = Date.now();
-  const mvn = process.platform === 'win32' ? 'mvn.cmd' : 'mvn';
-  const args = ['-q', '-B', '-f', path.join(paths.toolsDir, 'pom.xml'), 'package'];
+  const args = ['-f', path.join(paths.toolsDir, 'pom.xml'), 'package'];
   if (freshLib) {
     await fs.rm(nextLibDir, { recursive: true, force: true });
     args.push(`-Dlauncher.lib.dir=${nextLibDir}`);
   }
   try {
-    await run(mvn, args, { cwd: paths.toolsDir, timeoutMs: 15 * 60_000, shell: process.platform === 'win32' });
+    await runMaven(args, { purpose: 'build the managed local Neo4j once', cwd: paths.toolsDir, timeoutMs: 15 * 60_000 });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new ManagedNeo4jError(
-        'The managed local Neo4j is built once with Apache Maven, but `mvn` was not found on PATH. ' +
-          'Install Maven 3.6+ (e.g. `apt-get install maven`) and a JDK 17+, ' +
-          'or set NEO4J_URI (and NEO4J_USER / NEO4J_PASSWORD) to use an existing Neo4j 5 server.',
-      );
-    }
-    const output = error instanceof RunError ? tail(stripAnsi(error.stdout + error.stderr), 40) : String(error);
     throw new ManagedNeo4jError(
-      `Building the managed Neo4j launcher failed (mvn package in ${paths.toolsDir}). ` +
-        `Maven needs network access to Maven Central the first time, and a JDK (not just a JRE).\n${output}`,
+      `Building the managed Neo4j launcher failed: ${(error as Error).message}\n` +
+        'A JDK 17+ (not just a JRE) is needed too; or set NEO4J_URI (and NEO4J_USER / NEO4J_PASSWORD) to use an existing Neo4j 5 server.',
     );
   }
   if (freshLib) {
@@ -727,54 +722,12 @@ async function releaseLock(lockPath: string): Promise<void> {
 // ---------------------------------------------------------------------------------------
 // Small helpers
 
-class RunError extends Error {
-  constructor(
-    message: string,
-    readonly stdout: string,
-    readonly stderr: string,
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
-
-function run(
-  command: string,
-  args: string[],
-  options: { cwd?: string; timeoutMs: number; shell?: boolean },
-): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      command,
-      args,
-      { cwd: options.cwd, timeout: options.timeoutMs, maxBuffer: 32 * 1024 * 1024, shell: options.shell, windowsHide: true },
-      (error, stdout, stderr) => {
-        if (!error) {
-          resolve({ stdout, stderr });
-          return;
-        }
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') {
-          reject(error);
-          return;
-        }
-        reject(new RunError(error.message, stdout, stderr, typeof code === 'string' ? code : undefined));
-      },
-    );
-  });
-}
-
 function tail(text: string, lines: number): string {
   return text.trimEnd().split('\n').slice(-lines).join('\n');
 }
 
 function formatTail(lines: string[]): string {
   return lines.length ? `\nLast launcher output:\n${lines.join('\n')}` : '';
-}
-
-function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-9;]*m/g, '');
 }
 
 function sleep(ms: number): Promise<void> {

