@@ -19,7 +19,7 @@ export async function runRetrievalEvaluation(): Promise<Record<string, unknown>>
       facts.push(...factQuestions(articles, snapshot.takenAt));
       latest = snapshot.takenAt;
     }
-    await runtime.services.retrieval.refresh();
+    await runtime.services.retrieval.catchUp();
     const sets: Record<string, QaItem[]> = { 'demo fact questions': facts };
     const paraphrases = join(projectRoot(), 'data', 'eval', 'paraphrase-qa.jsonl');
     if (existsSync(paraphrases)) sets['paraphrase set'] = await readQaFile(paraphrases);

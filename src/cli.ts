@@ -11,6 +11,9 @@ import { InvalidSnapshotError, SnapshotOrderError } from './ingest/errors.js';
 import type { IngestReport } from './ingest/ingestService.js';
 import { readSnapshotFile } from './ingest/snapshotReader.js';
 import { projectRoot } from './paths.js';
+import { EmbedderConfigError } from './retrieval/embedders/index.js';
+import { EmbedderMismatchError } from './retrieval/embeddingJob.js';
+import { MavenError } from './tools/maven.js';
 import { printChronoqlSchema } from './schema/index.js';
 import { startServer } from './server/app.js';
 import { loadConfig } from './server/config.js';
@@ -59,12 +62,18 @@ async function ingestFile(runtime: Runtime, file: string, options: { takenAt: Da
   return withProgress('articles', (update) => runtime.services.ingest.ingest(articles, { ...options, onProgress: update }));
 }
 
-/** Embeds the new passage and sentence versions so they are searchable (only what changed). */
+/**
+ * Waits until every new passage and sentence version has its vector (embedded by this
+ * process's worker, or by a running server that holds the embedding lease), so that what was
+ * ingested is searchable when the command returns. Interrupted, it resumes on the next run.
+ */
 async function embedNewUnits(runtime: Runtime): Promise<void> {
   const started = performance.now();
-  const embedded = await withProgress('passages and sentences embedded', (update) => runtime.services.retrieval.embedPending(update));
+  const { embedded } = await withProgress('passages and sentences embedded', (update) => runtime.services.retrieval.catchUp(update));
   const seconds = (performance.now() - started) / 1000;
-  process.stdout.write(`embedded ${embedded} new passages and sentences in ${seconds.toFixed(1)} s (${runtime.services.retrieval.embedderId})\n`);
+  process.stdout.write(
+    `searchable after ${seconds.toFixed(1)} s: ${embedded} passages and sentences embedded here (${runtime.services.retrieval.embedderId}), the rest by another process\n`,
+  );
 }
 
 /** Serves until SIGINT/SIGTERM, then shuts down in order: HTTP, feed, driver, managed Neo4j. */
@@ -72,8 +81,8 @@ async function serveUntilStopped(runtime: Runtime, log: Logger): Promise<void> {
   const config = loadConfig();
   const server = await startServer(runtime, { port: config.port, host: config.host, log });
   runtime.services.retrieval.keepFresh(SERVER_REFRESH_MS, (outcome) => {
-    if (outcome instanceof Error) log.warn({ err: outcome }, 'retrieval refresh failed');
-    else if (outcome.embedded + outcome.added + outcome.closed > 0) log.info(outcome, 'retrieval indexes refreshed');
+    if (outcome instanceof Error) log.error({ err: outcome }, 'vector index sync failed');
+    else if (outcome.added + outcome.closed > 0) log.info(outcome, 'vector indexes synced');
   });
   process.stdout.write(`ChronoQL is serving at ${server.url} (explorer: open it in a browser; health: /health)\n`);
   await new Promise<void>((resolve) => {
@@ -94,8 +103,9 @@ function printResult(result: unknown, json: boolean | undefined): void {
 }
 
 function fail(error: unknown): never {
-  if (error instanceof InvalidSnapshotError || error instanceof SnapshotOrderError || error instanceof RangeError) {
-    process.stderr.write(`chronoql: ${error.message}\n`);
+  const explained = [InvalidSnapshotError, SnapshotOrderError, RangeError, EmbedderMismatchError, EmbedderConfigError, MavenError];
+  if (explained.some((kind) => error instanceof kind)) {
+    process.stderr.write(`chronoql: ${(error as Error).message}\n`);
   } else {
     process.stderr.write(`chronoql: ${(error as Error)?.stack ?? String(error)}\n`);
   }
@@ -150,6 +160,19 @@ program
     }
     if (options.serve) await serveUntilStopped(runtime, log);
     else await runtime.close();
+  });
+
+program
+  .command('reembed')
+  .description('Switch the store to the configured embedder (CHRONOQL_EMBEDDER) and re-embed every passage and sentence with it.')
+  .action(async () => {
+    const log = createLogger(loadConfig().logLevel);
+    const runtime = await openRuntime(loadConfig(), log, { replaceStoreEmbedder: true });
+    try {
+      await embedNewUnits(runtime);
+    } finally {
+      await runtime.close();
+    }
   });
 
 program

@@ -47,7 +47,7 @@ it('answers the README examples: the prime minister of France and of Cambodia as
 });
 
 it('answers the README search example with the passage valid at each date', async () => {
-  await runtime.services.retrieval.refresh();
+  await runtime.services.retrieval.catchUp();
   const top = async (asOf: string): Promise<string> => {
     const { data, errors } = await execute(
       runtime,

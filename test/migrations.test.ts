@@ -39,7 +39,7 @@ it('lets exactly one of two concurrent processes apply a new migration', async (
     checksum: 'probe',
   };
   const { db } = runtime.services;
-  const uri = process.env.NEO4J_URI ?? runtime.neo4jUri;
+  const uri = process.env.NEO4J_URI ?? runtime.neo4j.uri;
   const second = Database.connect(uri, process.env.NEO4J_USER ?? '', process.env.NEO4J_PASSWORD ?? '');
   try {
     const outcomes = await Promise.all([migrate(db, [probe]), migrate(second, [probe])]);

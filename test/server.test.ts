@@ -76,7 +76,7 @@ describe('GraphQL server', () => {
     while (subscription.received.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
 
     // A second driver and service: the same path `chronoql ingest` takes in another process.
-    const other = Database.connect(process.env.NEO4J_URI ?? runtime.neo4jUri, process.env.NEO4J_USER ?? '', process.env.NEO4J_PASSWORD ?? '');
+    const other = Database.connect(process.env.NEO4J_URI ?? runtime.neo4j.uri, process.env.NEO4J_USER ?? '', process.env.NEO4J_PASSWORD ?? '');
     try {
       await new IngestService(other).ingest(
         [article('A', 'One. Two changed. Four.', { Leader: 'Y' }), article('B', 'Three.', { Size: '1' })],

@@ -13,8 +13,10 @@ import type { ArticleInput } from '../src/ingest/snapshotReader.js';
  * A runtime on the test Neo4j (started by scripts/run-tests.mjs, or a managed one in
  * .chronoql-test when a file is run on its own; never the user's data directory).
  */
+export const testDataDir = join(projectRoot(), '.chronoql-test');
+
 export async function openTestRuntime(options: { changeFeed?: boolean } = {}): Promise<Runtime> {
-  const env = { ...process.env, CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-test') };
+  const env = { ...process.env, CHRONOQL_DATA_DIR: testDataDir };
   return openRuntime(loadConfig(env), createLogger('warn'), options);
 }
 

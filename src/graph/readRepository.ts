@@ -1,9 +1,8 @@
 import { int, type CypherRunner } from './database.js';
 import type { ArticleRecord, ChangeEventRecord, ChangeKind, FactRecord, SentenceLabel, SentenceRecord } from './model.js';
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
+import { validAtCypher } from './validity.js';
 
-/** A version node is valid at $asOf when its [validFrom, validTo) interval contains it. */
-const validAt = (v: string): string => `${v}.validFrom <= $asOf AND (${v}.validTo IS NULL OR ${v}.validTo > $asOf)`;
 
 const ARTICLE_FIELDS = 'a {.id, .title, .validFrom, .validTo, .recordedAt}';
 const SENTENCE_FIELDS = 's {.id, .articleId, .text, .orderKey, .startsParagraph, .origin, .validFrom, .validTo, .recordedAt}';
@@ -119,7 +118,7 @@ export class ReadRepository {
       articleIds,
       `UNWIND $ids AS id
        CALL (id) {
-         MATCH (s:Sentence {articleId: id}) WHERE ${validAt('s')}
+         MATCH (s:Sentence {articleId: id}) WHERE ${validAtCypher('s')}
          WITH s ORDER BY s.orderKey
          RETURN collect(${SENTENCE_FIELDS}) AS items
        }
@@ -150,7 +149,7 @@ export class ReadRepository {
       articleIds,
       `UNWIND $ids AS id
        CALL (id) {
-         MATCH (:Article {id: id})-[:HAS_FACT]->(f:Fact) WHERE ${validAt('f')}
+         MATCH (:Article {id: id})-[:HAS_FACT]->(f:Fact) WHERE ${validAtCypher('f')}
          WITH f ORDER BY f.attribute
          RETURN collect(${FACT_FIELDS}) AS items
        }
@@ -192,7 +191,7 @@ export class ReadRepository {
 
   async factValidAt(subject: string, attributeKey: string, asOf: Date): Promise<FactRecord | null> {
     const rows = await this.db.run<{ item: Row }>(
-      `MATCH (f:Fact {subject: $subject, attributeKey: $attributeKey}) WHERE ${validAt('f')}
+      `MATCH (f:Fact {subject: $subject, attributeKey: $attributeKey}) WHERE ${validAtCypher('f')}
        RETURN ${FACT_FIELDS} AS item LIMIT 1`,
       { subject, attributeKey, asOf: toNeo4jDateTime(asOf) },
     );

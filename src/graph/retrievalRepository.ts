@@ -1,5 +1,6 @@
 import { int, type CypherRunner } from './database.js';
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
+import { validAtCypher } from './validity.js';
 
 /** The node kinds that are retrieval units, each with its own vector index and row counter. */
 export type UnitLabel = 'Passage' | 'Sentence';
@@ -12,10 +13,12 @@ export interface UnitText {
   text: string;
 }
 
-/** Where a vector-index sync starts: the server's clock and the store it reads. */
+/** Where a vector-index sync starts: the server's clock, the store it reads and the embedder the store uses. */
 export interface SyncPoint {
   now: Date;
   storeId: string;
+  /** The one embedder whose vectors this store holds; null until the first vectors are stored. */
+  embedderId: string | null;
 }
 
 /** A unit version as the vector index needs it. */
@@ -40,7 +43,6 @@ export interface ScoredUnit extends UnitRecord {
   score: number;
 }
 
-const validAt = (v: string): string => `${v}.validFrom <= $asOf AND (${v}.validTo IS NULL OR ${v}.validTo > $asOf)`;
 const FIELDS = '.id, .rowId, .articleId, .text, .validFrom, .validTo';
 const UNIT_FIELDS = `u {${FIELDS}}`;
 const SCORED_UNIT_FIELDS = `u {${FIELDS}, score: score}`;
@@ -70,6 +72,14 @@ export function escapeLucene(text: string): string {
   return text.replace(/[+\-&|!(){}[\]^"~*?:\\/]/g, '\\$&');
 }
 
+/**
+ * User text as a Lucene query of plain words: syntax characters escaped, and lower-cased so
+ * AND, OR, NOT and TO are words too (the English analyzer lower-cases anyway).
+ */
+export function luceneQuery(text: string): string {
+  return escapeLucene(text.toLowerCase()).trim();
+}
+
 /** Cypher of the retrieval layer: embedding bookkeeping, index sync, fulltext and vector search. */
 export class RetrievalRepository {
   constructor(private readonly db: CypherRunner) {}
@@ -81,16 +91,57 @@ export class RetrievalRepository {
    * so the common case is a plain read.
    */
   async syncPoint(): Promise<SyncPoint> {
-    const rows = await this.db.run<{ now: unknown; storeId: string | null }>(
-      `OPTIONAL MATCH (s:RetrievalState {name: 'vectors'}) RETURN datetime() AS now, s.storeId AS storeId`,
+    const rows = await this.db.run<{ now: unknown; storeId: string | null; embedderId: string | null }>(
+      `OPTIONAL MATCH (s:RetrievalState {name: 'vectors'}) RETURN datetime() AS now, s.storeId AS storeId, s.embedderId AS embedderId`,
     );
-    const { now, storeId } = rows[0]!;
-    if (storeId !== null) return { now: requireDate(now), storeId };
-    const created = await this.db.run<{ now: unknown; storeId: string }>(
+    const { now, storeId, embedderId } = rows[0]!;
+    if (storeId !== null) return { now: requireDate(now), storeId, embedderId };
+    const created = await this.db.run<{ now: unknown; storeId: string; embedderId: string | null }>(
       `MERGE (s:RetrievalState {name: 'vectors'}) ON CREATE SET s.storeId = randomUUID()
-       RETURN datetime() AS now, s.storeId AS storeId`,
+       RETURN datetime() AS now, s.storeId AS storeId, s.embedderId AS embedderId`,
     );
-    return { now: requireDate(created[0]!.now), storeId: created[0]!.storeId };
+    return { now: requireDate(created[0]!.now), storeId: created[0]!.storeId, embedderId: created[0]!.embedderId };
+  }
+
+  /**
+   * Makes `embedderId` the store's embedder unless it already has one (or, with `replace`,
+   * always), and returns the store's embedder. The first write takes the node's lock, so two
+   * processes claiming at once read each other's claim.
+   */
+  async claimEmbedder(embedderId: string, options: { replace?: boolean } = {}): Promise<string> {
+    const rows = await this.db.run<{ embedderId: string }>(
+      `MERGE (s:RetrievalState {name: 'vectors'}) ON CREATE SET s.storeId = randomUUID()
+       SET s.lockedAt = datetime()
+       WITH s SET s.embedderId = CASE WHEN $replace OR s.embedderId IS NULL THEN $embedderId ELSE s.embedderId END
+       RETURN s.embedderId AS embedderId`,
+      { embedderId, replace: options.replace ?? false },
+    );
+    return rows[0]!.embedderId;
+  }
+
+  /**
+   * Takes or renews the store-wide embedding lease for `owner` until `seconds` from now, unless
+   * another owner holds an unexpired one: one process embeds at a time, and a process that died
+   * holding it is replaced when the lease runs out. Returns whether `owner` holds it.
+   */
+  async acquireEmbeddingLease(owner: string, seconds: number): Promise<boolean> {
+    const rows = await this.db.run<{ held: boolean }>(
+      `MERGE (s:RetrievalState {name: 'vectors'}) ON CREATE SET s.storeId = randomUUID()
+       SET s.lockedAt = datetime()
+       WITH s, s.leaseOwner IS NULL OR s.leaseOwner = $owner OR s.leaseUntil < datetime() AS free
+       SET s.leaseOwner = CASE WHEN free THEN $owner ELSE s.leaseOwner END,
+           s.leaseUntil = CASE WHEN free THEN datetime() + duration({seconds: $seconds}) ELSE s.leaseUntil END
+       RETURN free AS held`,
+      { owner, seconds: int(seconds) },
+    );
+    return rows[0]!.held;
+  }
+
+  async releaseEmbeddingLease(owner: string): Promise<void> {
+    await this.db.run(
+      `MATCH (s:RetrievalState {name: 'vectors'}) WHERE s.leaseOwner = $owner REMOVE s.leaseOwner, s.leaseUntil`,
+      { owner },
+    );
   }
 
   /** Marks every unit not embedded by `embedderId` as pending (after a change of embedder). */
@@ -215,12 +266,12 @@ export class RetrievalRepository {
     k: number,
     alsoLoadRowIds: readonly number[] = [],
   ): Promise<{ hits: ScoredUnit[]; loaded: Map<number, UnitRecord> }> {
-    const escaped = escapeLucene(query).trim();
+    const escaped = luceneQuery(query);
     if (escaped === '') return { hits: [], loaded: await this.unitsByRowIds(label, alsoLoadRowIds) };
     const rows = await this.db.run<{ hits: Array<Record<string, unknown>>; loaded: Array<Record<string, unknown>> }>(
       `CALL {
          CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
-         WHERE ${validAt('u')}
+         WHERE ${validAtCypher('u')}
          WITH u, score ORDER BY score DESC, u.id LIMIT $k
          RETURN collect(${SCORED_UNIT_FIELDS}) AS hits
        }
@@ -256,7 +307,7 @@ export class RetrievalRepository {
   async vectorSearch(label: UnitLabel, embedding: number[], embedderId: string, asOf: Date, k: number): Promise<ScoredUnit[]> {
     const rows = await this.db.run<{ hit: Record<string, unknown> }>(
       `CALL db.index.vector.queryNodes($index, $candidates, $embedding) YIELD node AS u, score
-       WHERE u.embedderId = $embedderId AND ${validAt('u')}
+       WHERE u.embedderId = $embedderId AND ${validAtCypher('u')}
        RETURN ${SCORED_UNIT_FIELDS} AS hit ORDER BY score DESC, u.id LIMIT $k`,
       {
         index: this.vectorIndexName(label, embedding.length),

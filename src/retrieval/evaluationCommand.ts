@@ -40,7 +40,7 @@ export async function evaluateQaFile(
       await runtime.services.ingest.ingest(articles, { takenAt: CORPUS_DATE, source: `eval:${path}` });
       items = items.map((item): QaItem => ({ ...item, context: item.documents.map((doc) => doc.id) }));
     }
-    await runtime.services.retrieval.refresh();
+    await runtime.services.retrieval.catchUp();
     const rows: Array<[string, Awaited<ReturnType<typeof evaluateRetrieval>>]> = [];
     for (const mode of EVALUATED_MODES) {
       rows.push([mode, await evaluateRetrieval(runtime.services.retrieval, items, { mode, unit: SearchUnit[options.unit], defaultAsOf: new Date() })]);

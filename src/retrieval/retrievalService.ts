@@ -1,8 +1,12 @@
 import { join } from 'node:path';
 import type { Database } from '../graph/database.js';
-import { RetrievalRepository, type ScoredUnit, type UnitLabel, type UnitRecord, type UnitText } from '../graph/retrievalRepository.js';
-import { Fusion, toDayNumber } from '../native/index.js';
-import { createEmbedder, embedderConfigFromEnv, WinkSifEmbedder, type Embedder } from './embedders/index.js';
+import { RetrievalRepository, type ScoredUnit, type UnitLabel, type UnitRecord } from '../graph/retrievalRepository.js';
+import { indexStart, isValidAt } from '../graph/validity.js';
+import { Fusion } from '../native/index.js';
+import type { Logger } from '../server/logger.js';
+import { BackgroundEmbedding, type EmbeddingStatus, type Neo4jConnectionSettings } from './backgroundEmbedding.js';
+import { createEmbedder, embedderConfigFromEnv, type Embedder, type EmbedderConfig } from './embedders/index.js';
+import { claimStoreEmbedder, EmbedderMismatchError } from './embeddingJob.js';
 import { contentTerms, coversAll } from './language.js';
 import { UnitVectorIndex } from './unitIndex.js';
 
@@ -20,12 +24,6 @@ export enum SearchUnit {
 
 const LABEL: Record<SearchUnit, UnitLabel> = { PASSAGE: 'Passage', SENTENCE: 'Sentence' };
 const UNITS: SearchUnit[] = [SearchUnit.PASSAGE, SearchUnit.SENTENCE];
-const EMBED_BATCH = 2000;
-/**
- * Batches stored at once: Neo4j writes one transaction on one core, so a second batch in
- * flight keeps the other core busy (and overlaps embedding with writing).
- */
-const EMBED_WRITERS = 2;
 /** Hybrid search fuses this many candidates from each side (at least k). */
 const FUSION_DEPTH = 30;
 
@@ -76,85 +74,145 @@ interface CandidateLists {
 }
 
 export interface RefreshReport {
-  embedded: number;
   added: number;
   closed: number;
 }
 
+/** What /health and /metrics show of retrieval. */
+export interface RetrievalStatus {
+  embedder: string;
+  /** Rows in the native vector index of each unit. */
+  indexedRows: Record<SearchUnit, number>;
+  lastSyncAt: Date | null;
+  /** Why the last sync of the native indexes failed; null when it succeeded. */
+  syncError: string | null;
+  /** Null until this process starts embedding (a server, or a command that ingests). */
+  embedding: EmbeddingStatus | null;
+}
+
+export interface RetrievalServiceOptions {
+  db: Database;
+  dataDir: string;
+  /** How the background embedding worker reaches Neo4j (its own driver). */
+  connection: Neo4jConnectionSettings;
+  /** Default: from the environment (CHRONOQL_EMBEDDER and its settings). */
+  embedderConfig?: EmbedderConfig;
+  fusion?: FusionSettings;
+  log?: Logger;
+  /** Make the configured embedder the store's one even when the store has another (`chronoql reembed`). */
+  replaceStoreEmbedder?: boolean;
+}
+
+/** Dense candidates asked of the native index beyond the depth needed, for hits the exact validity check drops. */
+const VALIDITY_MARGIN = 16;
+/** Only the first words of a query are searched: a megabyte of text must not reach Lucene or the encoder. */
+export const MAX_QUERY_TERMS = 64;
+
+/** The first MAX_QUERY_TERMS whitespace-separated words of a query. */
+export function queryTerms(query: string): string {
+  return query.split(/\s+/, MAX_QUERY_TERMS + 1).slice(0, MAX_QUERY_TERMS).join(' ');
+}
+
 /**
- * The retrieval layer: keeps every passage and sentence version embedded (in Neo4j) and in
- * the native vector indexes (time-filtered in the kernel), and answers dense, lexical
- * (Neo4j fulltext, BM25), hybrid and Neo4j-vector searches as of a date.
+ * The retrieval layer: keeps every passage and sentence version embedded (in Neo4j, by a
+ * background worker) and in the native vector indexes (time-filtered in the kernel), and answers
+ * dense, lexical (Neo4j fulltext, BM25), hybrid and Neo4j-vector searches as of an instant.
  */
 export class RetrievalService {
   private indexes: Map<SearchUnit, UnitVectorIndex> | undefined;
-  /** The embedder id the store was last prepared for (stale vectors marked, vector indexes created). */
-  private preparedFor: string | undefined;
+  private background: BackgroundEmbedding | undefined;
   private refreshing: Promise<RefreshReport> | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
+  private lastSyncAt: Date | null = null;
+  private syncError: string | null = null;
   private closed = false;
 
   private constructor(
-    private readonly db: Database,
     private readonly repository: RetrievalRepository,
     private readonly embedder: Embedder,
+    private readonly embedderConfig: EmbedderConfig,
+    private readonly connection: Neo4jConnectionSettings,
     private readonly indexDirectory: string,
     private readonly fusion: FusionSettings,
+    private readonly log: Logger | undefined,
   ) {}
 
-  static async open(options: { db: Database; dataDir: string; embedder?: Embedder; fusion?: FusionSettings }): Promise<RetrievalService> {
-    const embedder = options.embedder ?? (await createEmbedder(embedderConfigFromEnv(process.env, { dataDir: options.dataDir })));
+  /**
+   * Loads the configured embedder (fetching a pretrained model on first use) and checks it is
+   * the store's: the first process to open a store chooses its embedder for every later one.
+   */
+  static async open(options: RetrievalServiceOptions): Promise<RetrievalService> {
+    const config = options.embedderConfig ?? embedderConfigFromEnv(process.env, { dataDir: options.dataDir });
+    const log = options.log;
+    const embedder = await createEmbedder({ ...config, log: (message: string) => log?.info(message) } as EmbedderConfig);
     const repository = new RetrievalRepository(options.db);
+    try {
+      if (options.replaceStoreEmbedder) await repository.claimEmbedder(embedder.id, { replace: true });
+      else await claimStoreEmbedder(repository, embedder.id);
+    } catch (error) {
+      await embedder.close?.();
+      throw error;
+    }
     const indexDirectory = join(options.dataDir, 'indexes', embedder.id.replace(/[^\w.@-]+/g, '_'));
-    return new RetrievalService(options.db, repository, embedder, indexDirectory, options.fusion ?? DEFAULT_FUSION);
+    return new RetrievalService(repository, embedder, config, options.connection, indexDirectory, options.fusion ?? DEFAULT_FUSION, log);
   }
 
   get embedderId(): string {
     return this.embedder.id;
   }
 
+  status(): RetrievalStatus {
+    return {
+      embedder: this.embedder.id,
+      indexedRows: { PASSAGE: this.indexes?.get(SearchUnit.PASSAGE)?.size ?? 0, SENTENCE: this.indexes?.get(SearchUnit.SENTENCE)?.size ?? 0 },
+      lastSyncAt: this.lastSyncAt,
+      syncError: this.syncError,
+      embedding: this.background?.status() ?? null,
+    };
+  }
+
+  /** Starts the background embedding worker (once); it then embeds whatever any process ingests. */
+  startEmbedding(): BackgroundEmbedding {
+    if (this.closed) throw new Error('retrieval service: closed');
+    this.background ??= BackgroundEmbedding.start({
+      connection: this.connection,
+      embedder: this.embedderConfig,
+      log: (level, message, fields) => this.log?.[level](fields ?? {}, message),
+    });
+    return this.background;
+  }
+
   /**
-   * Embeds every unit version still waiting for a vector, in batches, and stores the vectors
-   * in Neo4j. The default embedder first learns its word statistics from the corpus (SIF),
-   * once; those are saved, and vectors of another embedder are redone.
+   * Waits until every unit version in the store has its vector, embedding in the background
+   * worker (or, while another process holds the embedding lease, watching it do the work), then
+   * brings the native indexes up to date: everything ingested before the call is searchable after it.
    */
-  async embedPending(onProgress?: (done: number, total: number) => void): Promise<number> {
-    await this.fitEmbedderOnce();
-    await this.prepareForEmbedder();
-    let done = 0;
-    const total = (await Promise.all(UNITS.map((unit) => this.repository.countPendingEmbeddings(LABEL[unit])))).reduce((a, b) => a + b, 0);
-    for (const unit of UNITS) {
+  async catchUp(onProgress?: (done: number, total: number) => void): Promise<RefreshReport & { embedded: number }> {
+    const background = this.startEmbedding();
+    let total = 0;
+    const report = (): void => {
+      const { pending } = background.status();
+      total = Math.max(total, pending);
+      onProgress?.(total - pending, total);
+    };
+    const ticker = onProgress ? setInterval(report, 500) : undefined;
+    let embedded = 0;
+    try {
       for (;;) {
-        const pending = await this.repository.pendingEmbeddings(LABEL[unit], EMBED_BATCH * EMBED_WRITERS);
-        if (pending.length === 0) break;
-        const batches = Array.from({ length: Math.ceil(pending.length / EMBED_BATCH) }, (_, b) =>
-          pending.slice(b * EMBED_BATCH, (b + 1) * EMBED_BATCH),
-        );
-        await Promise.all(
-          batches.map(async (batch) => {
-            await this.embedAndStore(LABEL[unit], batch);
-            done += batch.length;
-            onProgress?.(done, total);
-          }),
-        );
+        const pass = await background.pass();
+        embedded += pass.embedded;
+        if (pass.pending === 0) break;
+        // Another process holds the lease and is embedding: look again shortly.
+        if (!pass.leased) await new Promise((resolve) => setTimeout(resolve, 500));
       }
+      report();
+    } finally {
+      clearInterval(ticker);
     }
-    return done;
+    return { embedded, ...(await this.refresh()) };
   }
 
-  private async embedAndStore(label: UnitLabel, batch: UnitText[]): Promise<void> {
-    const vectors = await this.embedder.embed(batch.map((item) => item.text));
-    const dimension = this.embedder.dimension;
-    const firstRowId = await this.repository.reserveRows(label, batch.length);
-    await this.repository.storeEmbeddings(
-      label,
-      this.embedder.id,
-      firstRowId,
-      batch.map((item, row) => ({ id: item.id, embedding: Array.from(vectors.subarray(row * dimension, (row + 1) * dimension)) })),
-    );
-  }
-
-  /** Embeds what is pending and brings the native indexes up to date; concurrent calls share one run. */
+  /** Brings the native indexes up to date with the vectors stored in Neo4j; concurrent calls share one run. */
   refresh(): Promise<RefreshReport> {
     this.refreshing ??= this.runRefresh().finally(() => {
       this.refreshing = undefined;
@@ -163,10 +221,11 @@ export class RetrievalService {
   }
 
   /**
-   * Refreshes now and then every `intervalMs` until close(): a server uses this to follow
-   * snapshots ingested by other processes.
+   * Embeds in the background and syncs the native indexes every `intervalMs` until close(): a
+   * server uses this to follow snapshots ingested by itself and by other processes.
    */
   keepFresh(intervalMs: number, report: (outcome: RefreshReport | Error) => void): void {
+    this.startEmbedding();
     const tick = (): void => {
       this.refresh()
         .then(report, (error: Error) => report(error))
@@ -184,9 +243,10 @@ export class RetrievalService {
   /**
    * Many queries at once: the dense side is one batched native call. Each query then costs
    * one Neo4j round trip: a hybrid search loads its dense candidates in the statement that
-   * runs its lexical search.
+   * runs its lexical search. Every dense hit is checked against asOf to the instant.
    */
-  async batchSearch(queries: readonly string[], options: SearchOptions): Promise<SearchHit[][]> {
+  async batchSearch(rawQueries: readonly string[], options: SearchOptions): Promise<SearchHit[][]> {
+    const queries = rawQueries.map(queryTerms);
     const label = LABEL[options.unit];
     const { mode, asOf, k } = options;
     const depth = mode === SearchMode.HYBRID ? Math.max(k, FUSION_DEPTH) : k;
@@ -201,11 +261,15 @@ export class RetrievalService {
         }),
       );
     } else {
-      const denseRows = await this.denseSearch(queries, options.unit, asOf, depth);
+      const denseRows = await this.denseSearch(queries, options.unit, asOf, depth + VALIDITY_MARGIN);
+      const validDense = (rows: readonly DenseRow[], units: ReadonlyMap<number, UnitRecord>): ScoredUnit[] =>
+        withUnits(rows, units)
+          .filter((unit) => isValidAt(unit, asOf))
+          .slice(0, depth);
       if (mode === SearchMode.DENSE) {
         const units = await this.repository.unitsByRowIds(label, [...new Set(denseRows.flat().map((row) => row.rowId))]);
         lists = denseRows.map((rows) => {
-          const dense = withUnits(rows, units);
+          const dense = validDense(rows, units);
           return { ranking: dense, dense };
         });
       } else {
@@ -213,7 +277,7 @@ export class RetrievalService {
           queries.map(async (query, q) => {
             const rows = denseRows[q]!;
             const { hits, loaded } = await this.repository.lexicalSearch(label, query, asOf, depth, rows.map((row) => row.rowId));
-            const dense = withUnits(rows, loaded);
+            const dense = validDense(rows, loaded);
             return { ranking: await this.fuse(query, dense, hits), dense, lexical: hits };
           }),
         );
@@ -239,6 +303,7 @@ export class RetrievalService {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.refreshTimer);
+    await this.background?.close();
     await this.refreshing?.catch(() => undefined);
     if (this.indexes) {
       for (const index of this.indexes.values()) {
@@ -246,22 +311,30 @@ export class RetrievalService {
         index.close();
       }
     }
-    await (this.embedder as { close?: () => Promise<void> }).close?.();
+    await this.embedder.close?.();
   }
 
   private async runRefresh(): Promise<RefreshReport> {
-    const embedded = await this.embedPending();
-    const point = await this.repository.syncPoint();
-    const indexes = await this.openIndexes(point.storeId);
-    let added = 0;
-    let closed = 0;
-    for (const index of indexes.values()) {
-      const outcome = await index.sync(point);
-      added += outcome.added;
-      closed += outcome.closed;
-      if (outcome.added + outcome.closed > 0) await index.save();
+    try {
+      const point = await this.repository.syncPoint();
+      // Someone switched the store to another embedder (`chronoql reembed`): this process's vectors no longer match it.
+      if (point.embedderId !== null && point.embedderId !== this.embedder.id) throw new EmbedderMismatchError(point.embedderId, this.embedder.id);
+      const indexes = await this.openIndexes(point.storeId);
+      let added = 0;
+      let closed = 0;
+      for (const index of indexes.values()) {
+        const outcome = await index.sync(point);
+        added += outcome.added;
+        closed += outcome.closed;
+        if (outcome.added + outcome.closed > 0) await index.save();
+      }
+      this.lastSyncAt = point.now;
+      this.syncError = null;
+      return { added, closed };
+    } catch (error) {
+      this.syncError = (error as Error).message;
+      throw error;
     }
-    return { embedded, added, closed };
   }
 
   private async openIndexes(storeId?: string): Promise<Map<SearchUnit, UnitVectorIndex>> {
@@ -286,46 +359,31 @@ export class RetrievalService {
     return this.indexes;
   }
 
-  /**
-   * Marks vectors of any other embedder as stale and creates the Neo4j vector indexes, once per
-   * embedder id: a full scan of every unit that a periodic refresh must not repeat. New unit
-   * versions are created pending, so they need no marking.
-   */
-  private async prepareForEmbedder(): Promise<void> {
-    if (this.preparedFor === this.embedder.id) return;
-    for (const unit of UNITS) {
-      const label = LABEL[unit];
-      await this.repository.markStaleEmbeddings(label, this.embedder.id);
-      await this.repository.ensureVectorIndex(label, this.embedder.dimension, (cypher) => this.db.runSchemaStatement(cypher));
-    }
-    this.preparedFor = this.embedder.id;
+  /** The queries' vectors, and which of them can rank anything (a text with no known word embeds to zero). */
+  private async embedQueries(queries: readonly string[]): Promise<Array<Float32Array | null>> {
+    const vectors = await this.embedder.embed(queries, 'query');
+    const d = this.embedder.dimension;
+    return queries.map((_, q) => {
+      const vector = vectors.subarray(q * d, (q + 1) * d);
+      return vector.some((x) => x !== 0) ? vector : null;
+    });
   }
 
-  private async fitEmbedderOnce(): Promise<void> {
-    if (!(this.embedder instanceof WinkSifEmbedder) || this.embedder.fitted) return;
-    const texts = await this.repository.currentTexts('Passage', 20_000);
-    if (texts.length === 0) return;
-    await this.embedder.fit(texts);
-    if (this.embedder.stateFile) await this.embedder.save();
-  }
-
-  /** Row numbers and scores of each query's nearest units valid at asOf, from the native index. */
+  /** Row numbers and scores of each query's nearest units valid at asOf, from the native index (to the minute). */
   private async denseSearch(queries: readonly string[], unit: SearchUnit, asOf: Date, k: number): Promise<DenseRow[][]> {
     const index = (await this.openIndexes()).get(unit)!;
-    const vectors = await this.embedder.embed(queries);
-    const dimension = this.embedder.dimension;
-    // A query with no known word embeds to zero and has no dense neighbours.
-    const answerable = queries.map((_, q) => vectors.subarray(q * dimension, (q + 1) * dimension).some((x) => x !== 0));
-    const rows = answerable.flatMap((ok, q) => (ok ? [q] : []));
-    const results = rows.length === 0 || index.size === 0
-      ? []
-      : await index.search(
-          Float32Array.from(rows.flatMap((q) => Array.from(vectors.subarray(q * dimension, (q + 1) * dimension)))),
-          k,
-          new Int32Array(rows.length).fill(toDayNumber(asOf)),
-        );
+    const vectors = await this.embedQueries(queries);
+    const answerable = vectors.flatMap((vector, q) => (vector ? [q] : []));
+    const results =
+      answerable.length === 0 || index.size === 0
+        ? []
+        : await index.search(
+            Float32Array.from(answerable.flatMap((q) => Array.from(vectors[q]!))),
+            k,
+            new Int32Array(answerable.length).fill(indexStart(asOf)),
+          );
     const rankings: DenseRow[][] = queries.map(() => []);
-    rows.forEach((q, position) => {
+    answerable.forEach((q, position) => {
       const result = results[position];
       if (result) rankings[q] = Array.from(result.ids, (rowId, i) => ({ rowId, score: result.scores[i]! }));
     });
@@ -333,14 +391,8 @@ export class RetrievalService {
   }
 
   private async neo4jVectorSearch(queries: readonly string[], label: UnitLabel, asOf: Date, k: number): Promise<ScoredUnit[][]> {
-    const vectors = await this.embedder.embed(queries);
-    const dimension = this.embedder.dimension;
-    return Promise.all(
-      queries.map((_, q) => {
-        const vector = Array.from(vectors.subarray(q * dimension, (q + 1) * dimension));
-        return vector.some((x) => x !== 0) ? this.repository.vectorSearch(label, vector, this.embedder.id, asOf, k) : [];
-      }),
-    );
+    const vectors = await this.embedQueries(queries);
+    return Promise.all(vectors.map((vector) => (vector ? this.repository.vectorSearch(label, Array.from(vector), this.embedder.id, asOf, k) : [])));
   }
 
   private async fuse(query: string, dense: ScoredUnit[], lexical: ScoredUnit[]): Promise<ScoredUnit[]> {

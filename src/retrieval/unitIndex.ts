@@ -2,7 +2,8 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RetrievalRepository, SyncPoint, UnitLabel } from '../graph/retrievalRepository.js';
-import { VectorIndex, toDayNumber, type QueryResult } from '../native/index.js';
+import { INDEX_TIME_UNIT, indexEnd, indexInterval } from '../graph/validity.js';
+import { VectorIndex, type QueryResult } from '../native/index.js';
 
 /**
  * How far back each sync re-reads, in transaction time. A unit embedded or closed by a
@@ -17,6 +18,8 @@ interface Sidecar {
   storeId: string;
   embedderId: string;
   dimension: number;
+  /** The unit of the index's int32 valid times (see graph/validity.ts). */
+  timeUnit: string;
   /** Server time at the start of the last completed sync (ISO). */
   watermark: string;
 }
@@ -84,7 +87,7 @@ export class UnitVectorIndex {
     const files = UnitVectorIndex.files(directory, label);
     if (existsSync(files.sidecar) && existsSync(files.index) && existsSync(files.rows)) {
       const sidecar = JSON.parse(await readFile(files.sidecar, 'utf8')) as Sidecar;
-      if (sidecar.storeId === storeId && sidecar.embedderId === embedderId && sidecar.dimension === dimension) {
+      if (sidecar.storeId === storeId && sidecar.embedderId === embedderId && sidecar.dimension === dimension && sidecar.timeUnit === INDEX_TIME_UNIT) {
         const index = await VectorIndex.load(files.index);
         const rows = RowSet.from(await readFile(files.rows));
         return new UnitVectorIndex(label, index, rows, new Date(sidecar.watermark), storeId, embedderId, directory, repository);
@@ -125,11 +128,12 @@ export class UnitVectorIndex {
       // A text with no known word embeds to zero, which cosine cannot rank: such units are left to lexical search.
       const fresh = page.filter((unit) => !this.rows.has(unit.rowId) && !isZero(unit.embedding));
       if (fresh.length > 0) {
+        const intervals = fresh.map(indexInterval);
         await this.index.addBatch({
           ids: Uint32Array.from(fresh, (unit) => unit.rowId),
           vectors: fresh.map((unit) => unit.embedding),
-          validFrom: Int32Array.from(fresh, (unit) => toDayNumber(unit.validFrom)),
-          validTo: fresh.map((unit) => (unit.validTo ? toDayNumber(unit.validTo) : null)),
+          validFrom: Int32Array.from(intervals, (interval) => interval.validFrom),
+          validTo: intervals.map((interval) => interval.validTo),
         });
         for (const unit of fresh) this.rows.add(unit.rowId);
         added += fresh.length;
@@ -142,7 +146,7 @@ export class UnitVectorIndex {
       if (closures.length > 0) {
         closed = await this.index.invalidate(
           closures.map((unit) => unit.rowId),
-          closures.map((unit) => toDayNumber(unit.validTo)),
+          closures.map((unit) => indexEnd(unit.validTo)),
         );
       }
     }
@@ -150,8 +154,9 @@ export class UnitVectorIndex {
     return { added, closed };
   }
 
-  search(queries: Float32Array, k: number, asOfDays: Int32Array, exclude?: ReadonlyArray<ArrayLike<number> | null>): Promise<QueryResult[]> {
-    return this.index.search(queries, k, { asOf: asOfDays, exclude });
+  /** Nearest rows valid at `asOf` in index time (whole minutes: callers re-check exact instants). */
+  search(queries: Float32Array, k: number, asOf: Int32Array, exclude?: ReadonlyArray<ArrayLike<number> | null>): Promise<QueryResult[]> {
+    return this.index.search(queries, k, { asOf, exclude });
   }
 
   /** Writes the index, its row set and its watermark; the sidecar goes last so a torn save is ignored. */
@@ -167,6 +172,7 @@ export class UnitVectorIndex {
       storeId: this.storeId,
       embedderId: this.embedderId,
       dimension: this.index.dimension,
+      timeUnit: INDEX_TIME_UNIT,
       watermark: this.watermark.toISOString(),
     };
     await writeFile(`${files.sidecar}.tmp`, JSON.stringify(sidecar));

@@ -12,7 +12,7 @@ import { chronoqlSchema } from '../schema/index.js';
 import { formatError } from './errors.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from './logger.js';
-import { Metrics } from './metrics.js';
+import { Metrics, retrievalProblem } from './metrics.js';
 import type { Runtime } from './runtime.js';
 
 export interface RunningServer {
@@ -29,7 +29,7 @@ const GRAPHQL_PATH = '/graphql';
  */
 export async function startServer(runtime: Runtime, options: { port: number; host: string; log: Logger }): Promise<RunningServer> {
   const schema = await chronoqlSchema();
-  const metrics = new Metrics();
+  const metrics = new Metrics(() => runtime.services.retrieval.status());
   const app = express();
   const httpServer: Server = createServer(app);
 
@@ -60,12 +60,16 @@ export async function startServer(runtime: Runtime, options: { port: number; hos
   });
   await apollo.start();
 
+  // 503 when Neo4j cannot be reached; "degraded" (still 200: reads and lexical search work) when
+  // the vector indexes or the embedding worker fail, with the reason.
   app.get('/health', async (_request, response) => {
+    const retrieval = runtime.services.retrieval.status();
+    const problem = retrievalProblem(retrieval);
     try {
       await runtime.services.db.verify();
-      response.json({ status: 'ok', neo4j: 'reachable' });
+      response.json({ status: problem ? 'degraded' : 'ok', neo4j: 'reachable', retrieval: { ...retrieval, problem } });
     } catch (error) {
-      response.status(503).json({ status: 'unavailable', neo4j: 'unreachable', error: (error as Error).message });
+      response.status(503).json({ status: 'unavailable', neo4j: 'unreachable', error: (error as Error).message, retrieval: { ...retrieval, problem } });
     }
   });
   app.get('/metrics', async (_request, response) => {

@@ -1,5 +1,11 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RetrievalStatus } from '../retrieval/retrievalService.js';
+
+/** Why retrieval is degraded (a failed index sync or embedding pass), or null when it is not. */
+export function retrievalProblem(status: RetrievalStatus): string | null {
+  return status.syncError ?? status.embedding?.lastError ?? null;
+}
 
 /** Prometheus metrics served at /metrics. */
 export class Metrics {
@@ -23,8 +29,50 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor() {
+  constructor(retrieval: () => RetrievalStatus) {
     collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    new Gauge({
+      name: 'chronoql_embedding_pending',
+      help: 'Passage and sentence versions waiting for a vector, as last seen by the embedding worker.',
+      registers,
+      collect() {
+        this.set(retrieval().embedding?.pending ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'chronoql_embedded_units',
+      help: 'Passage and sentence versions this process has embedded since it started.',
+      registers,
+      collect() {
+        this.set(retrieval().embedding?.embeddedTotal ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'chronoql_embedding_units_per_second',
+      help: 'Embedding throughput of the current pass.',
+      registers,
+      collect() {
+        this.set(retrieval().embedding?.ratePerSecond ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'chronoql_vector_index_rows',
+      help: 'Rows in the native vector index.',
+      labelNames: ['unit'] as const,
+      registers,
+      collect() {
+        for (const [unit, rows] of Object.entries(retrieval().indexedRows)) this.set({ unit }, rows);
+      },
+    });
+    new Gauge({
+      name: 'chronoql_retrieval_healthy',
+      help: '1 when the last index sync and the embedding worker succeeded, else 0.',
+      registers,
+      collect() {
+        this.set(retrievalProblem(retrieval()) === null ? 1 : 0);
+      },
+    });
   }
 
   apolloPlugin(): ApolloServerPlugin {

@@ -6,6 +6,7 @@ import { ReadRepository } from '../graph/readRepository.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { ChangeFeed } from '../ingest/changeFeed.js';
 import { IngestService } from '../ingest/ingestService.js';
+import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
 import type { RequestContext, Services } from '../schema/context.js';
 import type { Config } from './config.js';
@@ -16,7 +17,8 @@ export interface Runtime {
   services: Services;
   /** Whether this process started the managed Neo4j (and will stop it). */
   startedNeo4j: boolean;
-  neo4jUri: string;
+  /** How this process reaches Neo4j (another driver, such as the embedding worker's, uses the same). */
+  neo4j: Neo4jConnectionSettings;
   /** A context for one operation; subscriptions pass `cache: false` (see Loaders). */
   requestContext(options?: { cache?: boolean }): RequestContext;
   close(): Promise<void>;
@@ -25,6 +27,8 @@ export interface Runtime {
 export interface RuntimeOptions {
   /** Tail the change feed (only a server with subscribers needs it). */
   changeFeed?: boolean;
+  /** Switch the store to the configured embedder (`chronoql reembed`) instead of refusing a different one. */
+  replaceStoreEmbedder?: boolean;
 }
 
 /**
@@ -40,13 +44,20 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
         heapMb: config.managedHeapMb,
         log: (message) => log.info(message),
       });
-  const db = Database.connect(connection.uri, connection.user, connection.password, config.neo4j?.database);
+  const settings: Neo4jConnectionSettings = { uri: connection.uri, user: connection.user, password: connection.password, database: config.neo4j?.database };
+  const db = Database.connect(settings.uri, settings.user, settings.password, settings.database);
   let retrieval: RetrievalService;
   try {
     await db.verify();
     const outcome = await migrate(db);
     if (outcome.applied.length > 0) log.info({ migrations: outcome.applied }, 'applied migrations');
-    retrieval = await RetrievalService.open({ db, dataDir: config.dataDir });
+    retrieval = await RetrievalService.open({
+      db,
+      dataDir: config.dataDir,
+      connection: settings,
+      log,
+      replaceStoreEmbedder: options.replaceStoreEmbedder,
+    });
   } catch (error) {
     await db.close();
     await connection.stop();
@@ -60,7 +71,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   return {
     services,
     startedNeo4j: connection.startedHere,
-    neo4jUri: connection.uri,
+    neo4j: settings,
     requestContext: (options = {}) => ({
       services,
       loaders: new Loaders(reads, snapshots, options.cache ?? true),

@@ -29,7 +29,7 @@ export class SnapshotResolver {
     );
     const report = await services.ingest.ingest(checked, { takenAt, source, complete });
     // Searchable as soon as the mutation returns, not at the next background refresh.
-    await services.retrieval.refresh();
+    await services.retrieval.catchUp();
     return report;
   }
 }
