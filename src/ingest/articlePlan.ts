@@ -66,13 +66,14 @@ export interface ArticlePlan {
 
 /**
  * Works out the new versions, closed versions and change events for one article of a
- * snapshot. Version ids derive from the article, the snapshot day and the position, so
+ * snapshot. Version ids derive from the article, the snapshot id (its day, or its instant for a
+ * date-time snapshot) and the position, so
  * planning the same snapshot twice yields the same ids.
  */
 export function planArticle(
   state: ArticleState,
   article: ArticleInput,
-  snapshotDay: string,
+  snapshotId: string,
   labeler: SentenceLabeler,
 ): ArticlePlan {
   const plan: ArticlePlan = {
@@ -102,8 +103,8 @@ export function planArticle(
   };
   if (!state.exists) change(ChangeKind.ARTICLE_ADDED);
 
-  planSentences(state, article, snapshotDay, labeler, plan, change);
-  planFacts(state, article, snapshotDay, plan, change);
+  planSentences(state, article, snapshotId, labeler, plan, change);
+  planFacts(state, article, snapshotId, plan, change);
   return plan;
 }
 
@@ -112,21 +113,21 @@ type RecordChange = (kind: ChangeKind, ids?: Partial<Omit<PlannedChange, 'kind' 
 function planSentences(
   state: ArticleState,
   article: ArticleInput,
-  snapshotDay: string,
+  snapshotId: string,
   labeler: SentenceLabeler,
   plan: ArticlePlan,
   change: RecordChange,
 ): void {
   const current = splitSentences(article.text);
   plan.sentenceCount = current.length;
-  planPassages(state, chunkPassages(current), article.id, snapshotDay, plan);
+  planPassages(state, chunkPassages(current), article.id, snapshotId, plan);
   const { alignments, deletedIds } = labeler.label(state.sentences, current);
   const keyOf = new Map(state.sentences.map((sentence) => [sentence.id, sentence.orderKey]));
   const orderKeys = assignOrderKeys(alignments.map((a) => (a.kind === 'KEPT' ? keyOf.get(a.previousId)! : null)));
 
   alignments.forEach((alignment, index) => {
     if (alignment.kind === 'KEPT') return;
-    const id = `${article.id}#${snapshotDay}#${index}`;
+    const id = `${article.id}#${snapshotId}#${index}`;
     const origin = !state.exists
       ? null
       : alignment.kind === 'RELOCATED'
@@ -159,12 +160,12 @@ function planSentences(
 }
 
 /** A passage whose text is still in the article keeps its node (and embedding); the rest are replaced. */
-function planPassages(state: ArticleState, texts: string[], articleId: string, snapshotDay: string, plan: ArticlePlan): void {
+function planPassages(state: ArticleState, texts: string[], articleId: string, snapshotId: string, plan: ArticlePlan): void {
   const openByText = new Map<string, string[]>();
   for (const passage of state.passages) openByText.set(passage.text, [...(openByText.get(passage.text) ?? []), passage.id]);
   texts.forEach((text, index) => {
     if (openByText.get(text)?.shift() !== undefined) return;
-    plan.createPassages.push({ id: `${articleId}#p#${snapshotDay}#${index}`, articleId, text });
+    plan.createPassages.push({ id: `${articleId}#p#${snapshotId}#${index}`, articleId, text });
   });
   for (const ids of openByText.values()) plan.closePassageIds.push(...ids);
 }
@@ -196,7 +197,7 @@ export function assignOrderKeys(keptKeys: ReadonlyArray<string | null>): string[
 function planFacts(
   state: ArticleState,
   article: ArticleInput,
-  snapshotDay: string,
+  snapshotId: string,
   plan: ArticlePlan,
   change: RecordChange,
 ): void {
@@ -207,7 +208,7 @@ function planFacts(
       continue;
     }
     const key = attributeKey(factChange.attribute);
-    const id = `${article.id}#${key}#${snapshotDay}`;
+    const id = `${article.id}#${key}#${snapshotId}`;
     const isUpdate = factChange.kind === 'UPDATED';
     plan.createFacts.push({
       id,

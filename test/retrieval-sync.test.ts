@@ -1,0 +1,214 @@
+// Retrieval that holds (issue 8): one validity rule for Cypher, the native index and the
+// re-check; date-time snapshots; Lucene given any text; and a server whose vector indexes
+// follow a CLI ingest run in another process.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { indexEnd, indexInterval, indexStart, isValidAt, type ValidInterval } from '../src/graph/validity.js';
+import { luceneQuery } from '../src/graph/retrievalRepository.js';
+import { queryTerms, SearchMode, SearchUnit } from '../src/retrieval/retrievalService.js';
+import { startServer, type RunningServer } from '../src/server/app.js';
+import { createLogger } from '../src/server/logger.js';
+import type { Runtime } from '../src/server/runtime.js';
+import { projectRoot } from '../src/paths.js';
+import { article, openTestRuntime, resetKnowledge, testDataDir } from './support.js';
+
+const ALL_MODES = [SearchMode.HYBRID, SearchMode.DENSE, SearchMode.LEXICAL, SearchMode.NEO4J_VECTOR];
+const at = (iso: string): Date => new Date(iso);
+
+describe('the validity rule', () => {
+  it('is half-open: valid from validFrom, no longer at validTo', () => {
+    const interval = { validFrom: at('2024-03-01T08:00:00Z'), validTo: at('2024-03-01T20:00:00Z') };
+    assert.equal(isValidAt(interval, at('2024-03-01T07:59:59.999Z')), false);
+    assert.equal(isValidAt(interval, at('2024-03-01T08:00:00Z')), true);
+    assert.equal(isValidAt(interval, at('2024-03-01T19:59:59.999Z')), true);
+    assert.equal(isValidAt(interval, at('2024-03-01T20:00:00Z')), false);
+    assert.equal(isValidAt({ validFrom: interval.validFrom, validTo: null }, at('9999-12-31T00:00:00Z')), true);
+  });
+
+  it('converts to index time as a superset: the index never loses a valid version, and no interval is empty', () => {
+    // A seeded sweep over instants that share minutes, days and centuries, and dates beyond the index's range.
+    let seed = 42;
+    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const pick = (): Date => {
+      const bases = [Date.UTC(2024, 2, 1, 8), Date.UTC(1850, 0, 1), Date.UTC(9999, 11, 31), Date.UTC(-3000, 0, 1)];
+      return new Date(bases[Math.floor(random() * bases.length)]! + Math.floor((random() - 0.5) * 4 * 3_600_000));
+    };
+    for (let trial = 0; trial < 20_000; trial++) {
+      const [a, b, asOf] = [pick(), pick(), pick()];
+      if (a.getTime() === b.getTime()) continue;
+      const interval: ValidInterval = a < b ? { validFrom: a, validTo: b } : { validFrom: b, validTo: random() < 0.3 ? null : a };
+      const index = indexInterval(interval);
+      assert.ok(index.validTo === null || index.validFrom < index.validTo, `non-empty: ${JSON.stringify(interval)}`);
+      const inIndex = index.validFrom <= indexStart(asOf) && (index.validTo === null || indexStart(asOf) < index.validTo);
+      if (isValidAt(interval, asOf)) assert.ok(inIndex, `valid at ${asOf.toISOString()} but not in the index: ${JSON.stringify(interval)}`);
+    }
+    assert.equal(indexEnd(at('2024-03-01T08:00:00.001Z')), indexStart(at('2024-03-01T08:00:00Z')) + 1, 'ends round up');
+  });
+});
+
+describe('Lucene and query length', () => {
+  it('treats operators, quotes, colons and wildcards as words, and cuts queries to 64 terms', () => {
+    assert.equal(luceneQuery('Who is NOT "the" PM: a* OR b?'), 'who is not \\"the\\" pm\\: a\\* or b\\?');
+    assert.equal(queryTerms(Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ')).split(' ').length, 64);
+  });
+});
+
+describe('retrieval with date-time snapshots and hostile text', () => {
+  let runtime: Runtime;
+
+  before(async () => {
+    runtime = await openTestRuntime();
+    await resetKnowledge(runtime);
+    const { ingest } = runtime.services;
+    const snapshot = (text: string) => [article('Weather station', text), article('Lighthouse', 'The lighthouse keeper logs every passing ship.')];
+    // Two snapshots on one day, and versions created and closed within it.
+    await ingest.ingest(snapshot('The morning reading at the weather station shows fog over the harbour.'), { takenAt: at('2024-03-01T08:00:00Z'), source: 'test' });
+    await ingest.ingest(snapshot('The evening reading at the weather station shows a gale over the harbour.'), { takenAt: at('2024-03-01T20:00:30Z'), source: 'test' });
+    await runtime.services.retrieval.catchUp();
+  });
+  after(async () => {
+    await runtime.close();
+  });
+
+  it('returns, in every mode, exactly the version valid at the instant asked', async () => {
+    const cases: Array<[string, string | null]> = [
+      ['2024-03-01T07:59:00Z', null],
+      ['2024-03-01T08:00:00Z', 'fog'],
+      ['2024-03-01T19:59:59Z', 'fog'],
+      // Same minute as the change: the native index (whole minutes) passes both versions; the exact re-check keeps one.
+      ['2024-03-01T20:00:10Z', 'fog'],
+      ['2024-03-01T20:00:30Z', 'gale'],
+      ['2024-03-02T00:00:00Z', 'gale'],
+    ];
+    for (const mode of ALL_MODES) {
+      for (const unit of [SearchUnit.PASSAGE, SearchUnit.SENTENCE]) {
+        for (const [asOf, expected] of cases) {
+          const hits = await runtime.services.retrieval.search('weather station reading over the harbour', { asOf: at(asOf), k: 5, mode, unit });
+          const station = hits.filter((hit) => hit.articleId === 'Weather station');
+          const label = `${mode}/${unit} at ${asOf}`;
+          if (expected === null) assert.deepEqual(station, [], label);
+          else assert.deepEqual(station.map((hit) => hit.text.includes(expected)), [true], `${label}: ${station.map((hit) => hit.text).join(' | ')}`);
+          for (const hit of hits) assert.ok(isValidAt(hit, at(asOf)), `${label}: every hit is valid at asOf`);
+        }
+      }
+    }
+    assert.equal(runtime.services.retrieval.status().syncError, null, 'the version closed on its own day was indexed without error');
+  });
+
+  it('answers any text without an error: Lucene syntax, control characters, a megabyte', async () => {
+    const hostile = ['Who is NOT the keeper?', 'AND OR NOT', '"unbalanced', 'title:lighthouse AND text:*', '*?~^', 'a\u0000b\u202e', ')}]) MATCH (n) DETACH DELETE n //', 'ship '.repeat(200_000)];
+    for (const mode of ALL_MODES) {
+      for (const query of hostile) {
+        const started = performance.now();
+        const hits = await runtime.services.retrieval.search(query, { asOf: at('2024-03-02T00:00:00Z'), k: 3, mode, unit: SearchUnit.PASSAGE });
+        assert.ok(Array.isArray(hits));
+        assert.ok(performance.now() - started < 10_000, `${mode}: ${query.slice(0, 20)} took too long`);
+      }
+    }
+    const keeper = await runtime.services.retrieval.search('Who is NOT the keeper?', { asOf: at('2024-03-02T00:00:00Z'), k: 1, mode: SearchMode.LEXICAL, unit: SearchUnit.PASSAGE });
+    assert.equal(keeper[0]?.articleId, 'Lighthouse', 'NOT is a word, not an operator that excludes');
+  });
+});
+
+/** Runs `chronoql ARGS` from the sources as a separate process; resolves with its exit code and output. */
+function chronoql(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot(), 'src', 'cli.ts'), ...args], {
+      cwd: projectRoot(),
+      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe('a server beside a CLI ingest in another process', () => {
+  let runtime: Runtime;
+  let server: RunningServer;
+  const scratch = mkdtempSync(join(tmpdir(), 'chronoql-sync-'));
+
+  before(async () => {
+    runtime = await openTestRuntime({ changeFeed: true });
+    await resetKnowledge(runtime);
+    server = await startServer(runtime, { port: 0, host: '127.0.0.1', log: createLogger('warn') });
+    // What `chronoql serve` does: embed in the background and sync the vector indexes every 2 s.
+    runtime.services.retrieval.keepFresh(2000, () => {});
+  });
+  after(async () => {
+    await server.close();
+    await runtime.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const searchOverHttp = async (mode: SearchMode): Promise<string[]> => {
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: 'query($q: String!, $mode: SearchMode!) { search(query: $q, asOf: "2024-05-02", k: 3, mode: $mode) { article { id } } }',
+        variables: { q: 'Which rare monkey lives on Zanzibar?', mode },
+      }),
+    });
+    const body = (await response.json()) as { data?: { search: Array<{ article: { id: string } }> }; errors?: unknown };
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+    return body.data!.search.map((hit) => hit.article.id);
+  };
+
+  it('finds what the CLI ingested through DENSE, NEO4J_VECTOR and HYBRID within one refresh', { timeout: 240_000 }, async () => {
+    const file = join(scratch, 'snapshot.jsonl');
+    const articles = [
+      { id: 'Zanzibar red colobus', title: 'Zanzibar red colobus', text: 'The Zanzibar red colobus is an endangered primate found only on Unguja island.', infobox: {} },
+      { id: 'Harbour', title: 'Harbour', text: 'A harbour is a sheltered body of water where ships can be docked.', infobox: {} },
+    ];
+    writeFileSync(file, articles.map((a) => JSON.stringify(a)).join('\n') + '\n');
+    const env = { NEO4J_URI: runtime.neo4j.uri, NEO4J_USER: runtime.neo4j.user, NEO4J_PASSWORD: runtime.neo4j.password, CHRONOQL_DATA_DIR: testDataDir };
+    const ingest = await chronoql(['ingest', file, '--taken-at', '2024-05-01'], env);
+    assert.equal(ingest.code, 0, ingest.output);
+    assert.match(ingest.output, /searchable after/);
+    // The CLI returns once every unit has its vector in Neo4j; the server's next sync (2 s) indexes them.
+    const deadline = Date.now() + 2000 + 3000;
+    const found = new Map<SearchMode, string[]>();
+    for (const mode of [SearchMode.DENSE, SearchMode.NEO4J_VECTOR, SearchMode.HYBRID]) {
+      for (;;) {
+        const ids = await searchOverHttp(mode);
+        if (ids[0] === 'Zanzibar red colobus' || Date.now() > deadline) {
+          found.set(mode, ids);
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    for (const [mode, ids] of found) assert.equal(ids[0], 'Zanzibar red colobus', `${mode}: ${ids.join(', ')}`);
+    const health = (await (await fetch(server.url.replace('/graphql', '/health'))).json()) as { status: string; retrieval: { embedder: string; indexedRows: Record<string, number>; problem: string | null } };
+    assert.equal(health.status, 'ok');
+    assert.equal(health.retrieval.problem, null);
+    assert.ok(health.retrieval.indexedRows.PASSAGE >= 2, JSON.stringify(health));
+    const metrics = await (await fetch(server.url.replace('/graphql', '/metrics'))).text();
+    assert.match(metrics, /chronoql_vector_index_rows\{unit="PASSAGE"\} [1-9]/);
+    assert.match(metrics, /chronoql_embedding_pending 0/);
+  });
+
+  it('refuses a process configured with another embedder than the store, saying how to switch', { timeout: 120_000 }, async () => {
+    const env = {
+      NEO4J_URI: runtime.neo4j.uri,
+      NEO4J_USER: runtime.neo4j.user,
+      NEO4J_PASSWORD: runtime.neo4j.password,
+      CHRONOQL_DATA_DIR: testDataDir,
+      CHRONOQL_EMBEDDER: 'wink-sif',
+    };
+    const file = join(scratch, 'other.jsonl');
+    writeFileSync(file, JSON.stringify({ id: 'Harbour', title: 'Harbour', text: 'A harbour shelters ships.', infobox: {} }) + '\n');
+    const refused = await chronoql(['ingest', file, '--taken-at', '2024-06-01'], env);
+    assert.equal(refused.code, 1);
+    assert.match(refused.output, /made by the embedder onnx:e5-small-v2-q@384d, but this process is configured for wink-sif-100d@1/);
+    assert.match(refused.output, /chronoql reembed/);
+    assert.doesNotMatch(refused.output, /\n\s+at /, 'a clear message, not a stack trace');
+  });
+});
