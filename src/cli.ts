@@ -244,6 +244,15 @@ bench
     printResult(result, options.json);
   });
 bench
+  .command('fusion')
+  .description('Choose the hybrid fusion on one half of a QA set (split by article, contexts as corpus) and report it on the other half.')
+  .requiredOption('--qa <file>', 'QA file with contexts (e.g. a SQuAD subset)')
+  .option('--json', 'print JSON')
+  .action(async (options: { qa: string; json?: boolean }) => {
+    const { runFusionTuning } = await import('../bench/fusionTuning.js');
+    printResult(await runFusionTuning(options), options.json);
+  });
+bench
   .command('retrieval-eval')
   .description('Recall@1/5/20 and MRR@20 per search mode on the demo corpus (fact questions and data/eval/paraphrase-qa.jsonl).')
   .option('--json', 'print JSON')
@@ -258,10 +267,20 @@ program
   .description('Recall@1/5/20 and MRR@20 of every search mode on a QA file (JSON Lines: question, answers, context, asOf).')
   .requiredOption('--qa <file>', 'QA file')
   .addOption(new Option('--unit <unit>', 'what is retrieved').choices(['PASSAGE', 'SENTENCE']).default('PASSAGE'))
-  .option('--contexts-as-corpus', "ingest the items' own contexts as the corpus, into a separate data directory (.chronoql-eval)")
-  .action(async (options: { qa: string; unit: 'PASSAGE' | 'SENTENCE'; contextsAsCorpus?: boolean }) => {
+  .option('--contexts-as-corpus', "use the items' own contexts (one article per distinct text) as the corpus, in a separate data directory (.chronoql-eval)")
+  .addOption(new Option('--split <part>', 'score one half of the questions, split by article (alternating titles)').choices(['tune', 'held-out', 'all']).default('all'))
+  .option('--write-corpus <file>', 'with --contexts-as-corpus: write the contexts as a snapshot file for `chronoql ingest` and stop')
+  .option('--endpoint <url>', 'evaluate a running server (e.g. http://127.0.0.1:4000/graphql) instead of opening a store')
+  .action(async (options: { qa: string; unit: 'PASSAGE' | 'SENTENCE'; contextsAsCorpus?: boolean; split: 'tune' | 'held-out' | 'all'; writeCorpus?: string; endpoint?: string }) => {
     const { evaluateQaFile } = await import('./retrieval/evaluationCommand.js');
-    const table = await evaluateQaFile(options.qa, { unit: options.unit, contextsAsCorpus: Boolean(options.contextsAsCorpus), log: createLogger(loadConfig().logLevel) });
+    const table = await evaluateQaFile(options.qa, {
+      unit: options.unit,
+      contextsAsCorpus: Boolean(options.contextsAsCorpus),
+      split: options.split,
+      writeCorpus: options.writeCorpus,
+      endpoint: options.endpoint,
+      log: createLogger(loadConfig().logLevel),
+    });
     process.stdout.write(table + '\n');
   });
 

@@ -10,8 +10,11 @@ export interface QaItem {
   answers: string[];
   /** Article ids (or titles) the answer must come from; empty means any article. */
   context: string[];
-  /** The context passages that came with the item, for evaluating a QA set on its own contexts. */
-  documents: Array<{ id: string; text: string }>;
+  /**
+   * The context passages that came with the item, for evaluating a QA set on its own contexts:
+   * each distinct text is one document, with an id of its own (a title has many paragraphs).
+   */
+  documents: Array<{ id: string; title: string; text: string }>;
   asOf: Date | null;
   type: string | null;
 }
@@ -34,9 +37,10 @@ function contextEntry(entry: unknown): { id: string; text: string | null } | nul
   return null;
 }
 
-/** A plain-string context treated as a document gets a stable id from its text. */
-export function documentId(text: string): string {
-  return `context-${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
+/** A context text's stable document id: its title (when it has one) and a digest of the text. */
+export function documentId(text: string, title?: string): string {
+  const digest = createHash('sha256').update(text).digest('hex').slice(0, 12);
+  return title ? `${title} ¶${digest}` : `context-${digest}`;
 }
 
 /** Reads a QA file: `question`, gold `answers` (or `ground_truth`), optional `context`, `asOf`, `type`. */
@@ -71,7 +75,9 @@ export async function readQaFile(path: string): Promise<QaItem[]> {
       question: (record.question as string).trim(),
       answers: answers as string[],
       context: entries.map((entry) => entry.id),
-      documents: entries.map((entry) => (entry.text === null ? { id: documentId(entry.id), text: entry.id } : { id: entry.id, text: entry.text })),
+      documents: entries.map((entry) =>
+        entry.text === null ? { id: documentId(entry.id), title: entry.id, text: entry.id } : { id: documentId(entry.text, entry.id), title: entry.id, text: entry.text },
+      ),
       asOf,
       type: typeof record.type === 'string' ? record.type : null,
     });
@@ -102,9 +108,15 @@ export function isRelevant(item: QaItem, hit: Pick<SearchHit, 'articleId' | 'tex
 const DEPTH = 20;
 const BATCH = 64;
 
+/** Any search that answers a batch of questions as of one instant: in process, or a server over GraphQL. */
+export type EvaluatedSearch = (
+  questions: string[],
+  options: { asOf: Date; k: number; mode: SearchMode; unit: SearchUnit },
+) => Promise<Array<Array<Pick<SearchHit, 'articleId' | 'text'>>>>;
+
 /** Recall@1/5/20 and MRR@20 of one search mode over a QA set, asking each item as of its own date. */
 export async function evaluateRetrieval(
-  retrieval: RetrievalService,
+  search: EvaluatedSearch,
   items: readonly QaItem[],
   options: { mode: SearchMode; unit?: SearchUnit; defaultAsOf: Date },
 ): Promise<RetrievalScores> {
@@ -117,7 +129,7 @@ export async function evaluateRetrieval(
   for (const [at, group] of byDate) {
     for (let start = 0; start < group.length; start += BATCH) {
       const batch = group.slice(start, start + BATCH);
-      const results = await retrieval.batchSearch(
+      const results = await search(
         batch.map((item) => item.question),
         { asOf: new Date(at), k: DEPTH, mode: options.mode, unit: options.unit ?? SearchUnit.PASSAGE },
       );
@@ -138,6 +150,37 @@ export async function evaluateRetrieval(
     recallAt5: totals.recallAt5 / n,
     recallAt20: totals.recallAt20 / n,
     mrrAt20: totals.mrrAt20 / n,
+  };
+}
+
+/** The in-process search of a retrieval service, as an EvaluatedSearch. */
+export function serviceSearch(retrieval: RetrievalService): EvaluatedSearch {
+  return (questions, options) => retrieval.batchSearch(questions, options);
+}
+
+/**
+ * Which half of a QA set an item is in, by its first context title: the titles in order of
+ * first appearance alternate between `tune` (1st, 3rd, …) and `held-out` (2nd, 4th, …), so
+ * no article has questions on both sides.
+ */
+export function splitByArticle(items: readonly QaItem[], part: 'tune' | 'held-out' | 'all'): QaItem[] {
+  if (part === 'all') return [...items];
+  const order = new Map<string, number>();
+  for (const item of items) {
+    const title = item.documents[0]?.title ?? item.context[0] ?? '';
+    if (!order.has(title)) order.set(title, order.size);
+  }
+  const wanted = part === 'tune' ? 0 : 1;
+  return items.filter((item) => order.get(item.documents[0]?.title ?? item.context[0] ?? '')! % 2 === wanted);
+}
+
+/** The items' own contexts as one snapshot (one article per distinct text), and the items pointed at them. */
+export function contextsAsCorpus(items: readonly QaItem[]): { articles: Array<{ id: string; title: string; text: string; infobox: Record<string, string> }>; items: QaItem[] } {
+  const documents = new Map(items.flatMap((item) => item.documents).map((doc) => [doc.id, doc]));
+  if (documents.size === 0) throw new RangeError('--contexts-as-corpus needs items with "context"');
+  return {
+    articles: [...documents.values()].map((doc) => ({ id: doc.id, title: doc.title, text: doc.text, infobox: {} })),
+    items: items.map((item): QaItem => ({ ...item, context: item.documents.map((doc) => doc.id) })),
   };
 }
 

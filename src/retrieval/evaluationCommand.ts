@@ -1,16 +1,37 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deleteAllKnowledge } from '../graph/maintenance.js';
-import type { ArticleInput } from '../ingest/snapshotReader.js';
 import { loadConfig } from '../server/config.js';
 import type { Logger } from '../server/logger.js';
 import { openRuntime } from '../server/runtime.js';
-import { EVALUATED_MODES, evaluateRetrieval, readQaFile, type QaItem } from './evaluation.js';
+import {
+  contextsAsCorpus,
+  EVALUATED_MODES,
+  evaluateRetrieval,
+  readQaFile,
+  serviceSearch,
+  splitByArticle,
+  type EvaluatedSearch,
+  type QaItem,
+  type RetrievalScores,
+} from './evaluation.js';
 import { SearchUnit } from './retrievalService.js';
 
 /** Before any question's date, so a QA set loaded as its own corpus is valid whenever it is asked. */
 const CORPUS_DATE = new Date('1970-01-02T00:00:00.000Z');
 
-function table(rows: Array<[string, { questions: number; recallAt1: number; recallAt5: number; recallAt20: number; mrrAt20: number }]>): string {
+export interface EvaluationOptions {
+  unit: 'PASSAGE' | 'SENTENCE';
+  contextsAsCorpus: boolean;
+  split: 'tune' | 'held-out' | 'all';
+  /** Write the contexts as a snapshot file for `chronoql ingest` instead of evaluating. */
+  writeCorpus?: string;
+  /** Evaluate a running server over GraphQL (`batchSearch`) instead of a store opened here. */
+  endpoint?: string;
+  log: Logger;
+}
+
+function table(rows: Array<[string, RetrievalScores]>): string {
   const format = (x: number): string => x.toFixed(3);
   return [
     '| mode | questions | Recall@1 | Recall@5 | Recall@20 | MRR@20 |',
@@ -19,33 +40,58 @@ function table(rows: Array<[string, { questions: number; recallAt1: number; reca
   ].join('\n');
 }
 
+/** `batchSearch` of a ChronoQL server, as an EvaluatedSearch. */
+function endpointSearch(endpoint: string): EvaluatedSearch {
+  return async (questions, options) => {
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: `query($queries: [String!]!, $asOf: DateTime, $k: Int!, $mode: SearchMode!, $unit: SearchUnit!) {
+          batchSearch(queries: $queries, asOf: $asOf, k: $k, mode: $mode, unit: $unit) { text article { id } } }`,
+        variables: { queries: questions, ...options, asOf: options.asOf.toISOString() },
+      }),
+    });
+    const body = (await response.json()) as { data?: { batchSearch: Array<Array<{ text: string; article: { id: string } }>> }; errors?: unknown };
+    if (!body.data) throw new Error(`${endpoint} answered ${response.status}: ${JSON.stringify(body.errors)}`);
+    return body.data.batchSearch.map((hits) => hits.map((hit) => ({ text: hit.text, articleId: hit.article.id })));
+  };
+}
+
+async function scoreModes(search: EvaluatedSearch, items: QaItem[], unit: SearchUnit): Promise<string> {
+  const rows: Array<[string, RetrievalScores]> = [];
+  for (const mode of EVALUATED_MODES) rows.push([mode, await evaluateRetrieval(search, items, { mode, unit, defaultAsOf: new Date() })]);
+  return table(rows);
+}
+
 /**
- * `chronoql eval-retrieval`: scores every search mode on a QA file, against the configured
- * store, or (contexts as corpus) against the items' own contexts loaded into a separate,
- * emptied data directory so the user's data is never touched.
+ * `chronoql eval-retrieval`: scores every search mode on a QA file (or one half of it, split by
+ * article), against the configured store, a running server (`endpoint`), or (contexts as
+ * corpus) the items' own contexts loaded into a separate, emptied data directory so the user's
+ * data is never touched.
  */
-export async function evaluateQaFile(
-  path: string,
-  options: { unit: 'PASSAGE' | 'SENTENCE'; contextsAsCorpus: boolean; log: Logger },
-): Promise<string> {
+export async function evaluateQaFile(path: string, options: EvaluationOptions): Promise<string> {
   let items = await readQaFile(path);
+  const unit = SearchUnit[options.unit];
+  if (options.contextsAsCorpus) {
+    const corpus = contextsAsCorpus(items);
+    items = corpus.items;
+    if (options.writeCorpus) {
+      await writeFile(options.writeCorpus, corpus.articles.map((article) => JSON.stringify(article)).join('\n') + '\n');
+      return `wrote ${corpus.articles.length} contexts of ${items.length} questions to ${options.writeCorpus} (ingest them with \`chronoql ingest\`)`;
+    }
+  }
+  items = splitByArticle(items, options.split);
+  if (options.endpoint) return scoreModes(endpointSearch(options.endpoint), items, unit);
   const env = options.contextsAsCorpus ? { ...process.env, NEO4J_URI: '', CHRONOQL_DATA_DIR: join(process.cwd(), '.chronoql-eval') } : process.env;
   const runtime = await openRuntime(loadConfig(env), options.log);
   try {
     if (options.contextsAsCorpus) {
       await deleteAllKnowledge(runtime.services.db);
-      const documents = new Map(items.flatMap((item) => item.documents).map((doc) => [doc.id, doc.text]));
-      if (documents.size === 0) throw new RangeError(`${path}: --contexts-as-corpus needs items with "context"`);
-      const articles: ArticleInput[] = [...documents].map(([id, text]) => ({ id, title: id, text, infobox: {} }));
-      await runtime.services.ingest.ingest(articles, { takenAt: CORPUS_DATE, source: `eval:${path}` });
-      items = items.map((item): QaItem => ({ ...item, context: item.documents.map((doc) => doc.id) }));
+      await runtime.services.ingest.ingest(contextsAsCorpus(await readQaFile(path)).articles, { takenAt: CORPUS_DATE, source: `eval:${path}` });
     }
     await runtime.services.retrieval.catchUp();
-    const rows: Array<[string, Awaited<ReturnType<typeof evaluateRetrieval>>]> = [];
-    for (const mode of EVALUATED_MODES) {
-      rows.push([mode, await evaluateRetrieval(runtime.services.retrieval, items, { mode, unit: SearchUnit[options.unit], defaultAsOf: new Date() })]);
-    }
-    return table(rows);
+    return await scoreModes(serviceSearch(runtime.services.retrieval), items, unit);
   } finally {
     await runtime.close();
   }

@@ -24,10 +24,11 @@ export function contentTerms(text: string): Set<string> {
   return new Set((words.out(stem) as string[]).map((term) => term.toLowerCase()));
 }
 
-/** Whether `text` holds every content word of a query (by stem); a query without any holds none. */
-export function coversAll(queryTerms: ReadonlySet<string>, text: string): boolean {
-  if (queryTerms.size === 0) return false;
+/** The share of a query's content words (by stem) that `text` holds; 0 for a query without any. */
+export function termCoverage(queryTerms: ReadonlySet<string>, text: string): number {
+  if (queryTerms.size === 0) return 0;
   const terms = contentTerms(text);
-  for (const term of queryTerms) if (!terms.has(term)) return false;
-  return true;
+  let held = 0;
+  for (const term of queryTerms) if (terms.has(term)) held += 1;
+  return held / queryTerms.size;
 }

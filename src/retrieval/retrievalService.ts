@@ -7,7 +7,7 @@ import type { Logger } from '../server/logger.js';
 import { BackgroundEmbedding, type EmbeddingStatus, type Neo4jConnectionSettings } from './backgroundEmbedding.js';
 import { createEmbedder, embedderConfigFromEnv, type Embedder, type EmbedderConfig } from './embedders/index.js';
 import { claimStoreEmbedder, EmbedderMismatchError } from './embeddingJob.js';
-import { contentTerms, coversAll } from './language.js';
+import { contentTerms, termCoverage } from './language.js';
 import { UnitVectorIndex } from './unitIndex.js';
 
 export enum SearchMode {
@@ -46,19 +46,36 @@ export interface SearchHit extends UnitRecord {
 
 /**
  * How hybrid search combines its two lists: `weighted` sums min-max-normalised scores with
- * fixed weights; `adaptive` does the same but lets the lexical list count only when its top hit
- * holds every content word of the query. A query worded unlike the text it asks about (a
- * paraphrase) leaves BM25 ranking passages by incidental words, and min-max normalisation would
- * lift that off-topic list to full weight; dense search then decides alone. `rrf` is
- * reciprocal-rank fusion.
+ * fixed weights; `rrf` is reciprocal-rank fusion. The other two judge each query's lexical list
+ * by how many of the query's content words its top hit holds (`coverage`, 0 to 1): a question
+ * worded unlike the text it asks about leaves BM25 ranking passages by incidental words, and
+ * min-max normalisation would lift that off-topic list to full weight. `adaptive` lets the
+ * lexical list count only when the coverage reaches `minCoverage` (and its top hit stands out,
+ * `minLexicalMargin`); `proportional` scales its weight by the coverage.
  */
 export interface FusionSettings {
-  method: 'weighted' | 'adaptive' | 'rrf';
+  method: 'weighted' | 'rrf' | 'adaptive' | 'proportional';
   denseWeight: number;
   lexicalWeight: number;
+  /** RRF's rank constant: 1/(rrfK + rank). Default 60. */
+  rrfK?: number;
+  /** For `adaptive`: the coverage from which the lexical list counts. Default 1 (every content word). */
+  minCoverage?: number;
+  /**
+   * For `adaptive`: how far BM25's top hit must stand above its second, as a share of its
+   * score, for the lexical list to count. Default 0. A template question whose words many
+   * passages share gives a flat BM25 list that ranks by chance.
+   */
+  minLexicalMargin?: number;
 }
 
-export const DEFAULT_FUSION: FusionSettings = { method: 'adaptive', denseWeight: 0.5, lexicalWeight: 0.5 };
+/**
+ * Chosen by `chronoql bench fusion` on the tuning parts of a public QA set (SQuAD dev subset,
+ * split by article), the demo fact questions and the paraphrase set, over RRF constants and
+ * weights, weighted sums and the coverage and margin gates: the smallest worst shortfall below
+ * the better single retriever. Held-out results are in bench/results/README.md.
+ */
+export const DEFAULT_FUSION: FusionSettings = { method: 'adaptive', denseWeight: 0.6, lexicalWeight: 0.4, minCoverage: 0.85, minLexicalMargin: 0.2 };
 
 /** A nearest neighbour from the native index: a unit's row number and its similarity. */
 interface DenseRow {
@@ -395,22 +412,34 @@ export class RetrievalService {
     return Promise.all(vectors.map((vector) => (vector ? this.repository.vectorSearch(label, Array.from(vector), this.embedder.id, asOf, k) : [])));
   }
 
-  private async fuse(query: string, dense: ScoredUnit[], lexical: ScoredUnit[]): Promise<ScoredUnit[]> {
-    const lists = {
-      dense: { ids: dense.map((hit) => hit.id), scores: dense.map((hit) => hit.score) },
-      lexical: { ids: lexical.map((hit) => hit.id), scores: lexical.map((hit) => hit.score) },
-    };
-    let weights = { dense: this.fusion.denseWeight, lexical: this.fusion.lexicalWeight };
-    if (this.fusion.method === 'adaptive' && !(lexical.length > 0 && coversAll(contentTerms(query), lexical[0]!.text))) {
-      weights = { ...weights, lexical: 0 };
-    }
-    const fused =
-      this.fusion.method === 'rrf'
-        ? await Fusion.rrf([lists.dense.ids, lists.lexical.ids], { weights: [weights.dense, weights.lexical] })
-        : await Fusion.weightedSum(lists, weights);
-    const units = new Map([...lexical, ...dense].map((hit) => [hit.id, hit]));
-    return fused.map((item) => ({ ...units.get(item.id)!, score: item.score }));
+  private fuse(query: string, dense: ScoredUnit[], lexical: ScoredUnit[]): Promise<ScoredUnit[]> {
+    return fuseCandidates(query, dense, lexical, this.fusion);
   }
+}
+
+/** One query's candidates from one retriever, best first. */
+type Candidates<T> = ReadonlyArray<T & { id: string; score: number; text: string }>;
+
+/** Fuses one query's dense and lexical candidates into one ranking, each item scored by the fusion. */
+export async function fuseCandidates<T>(query: string, dense: Candidates<T>, lexical: Candidates<T>, fusion: FusionSettings): Promise<Array<T & { id: string; score: number; text: string }>> {
+  const lists = {
+    dense: { ids: dense.map((hit) => hit.id), scores: dense.map((hit) => hit.score) },
+    lexical: { ids: lexical.map((hit) => hit.id), scores: lexical.map((hit) => hit.score) },
+  };
+  let weights = { dense: fusion.denseWeight, lexical: fusion.lexicalWeight };
+  if (fusion.method === 'adaptive' || fusion.method === 'proportional') {
+    const coverage = lexical.length > 0 ? termCoverage(contentTerms(query), lexical[0]!.text) : 0;
+    const margin = lexical.length > 1 ? (lexical[0]!.score - lexical[1]!.score) / lexical[0]!.score : 1;
+    const counts = coverage >= (fusion.minCoverage ?? 1) && margin >= (fusion.minLexicalMargin ?? 0);
+    const share = fusion.method === 'proportional' ? coverage : counts ? 1 : 0;
+    weights = { ...weights, lexical: weights.lexical * share };
+  }
+  const fused =
+    fusion.method === 'rrf'
+      ? await Fusion.rrf([lists.dense.ids, lists.lexical.ids], { k: fusion.rrfK, weights: [weights.dense, weights.lexical] })
+      : await Fusion.weightedSum(lists, weights);
+  const units = new Map([...lexical, ...dense].map((hit) => [hit.id, hit]));
+  return fused.map((item) => ({ ...units.get(item.id)!, score: item.score }));
 }
 
 /** Dense results with their units; a row whose unit is gone (the store was emptied) is dropped. */
