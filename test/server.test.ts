@@ -147,7 +147,12 @@ describe('GraphQL server', () => {
 
   it('serves health, metrics and an explorer that needs no internet', async () => {
     const health = await fetch(server.url.replace('/graphql', '/health'));
-    assert.deepEqual(await health.json(), { status: 'ok', neo4j: 'reachable' });
+    const body = (await health.json()) as { status: string; neo4j: string; retrieval: { embedder: string; problem: string | null; indexedRows: Record<string, number> } };
+    assert.equal(body.status, 'ok');
+    assert.equal(body.neo4j, 'reachable');
+    assert.equal(body.retrieval.embedder, runtime.services.retrieval.embedderId);
+    assert.equal(body.retrieval.problem, null);
+    assert.deepEqual(Object.keys(body.retrieval.indexedRows).sort(), ['PASSAGE', 'SENTENCE']);
     const page = await fetch(server.url, { headers: { accept: 'text/html' } });
     const html = await page.text();
     assert.equal(page.status, 200);
