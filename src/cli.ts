@@ -72,7 +72,7 @@ async function embedNewUnits(runtime: Runtime): Promise<void> {
   const { embedded } = await withProgress('passages and sentences embedded', (update) => runtime.services.retrieval.catchUp(update));
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(
-    `searchable after ${seconds.toFixed(1)} s: ${embedded} passages and sentences embedded here (${runtime.services.retrieval.embedderId}), the rest by another process\n`,
+    `searchable after ${seconds.toFixed(1)} s (${embedded} passages and sentences embedded by this process with ${runtime.services.retrieval.embedderId}; any others by a running server)\n`,
   );
 }
 

