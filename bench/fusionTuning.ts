@@ -68,15 +68,16 @@ function candidates(): Array<{ name: string; fusion: FusionSettings }> {
   for (const lexicalWeight of weights) {
     found.push({ name: `weighted lexical=${lexicalWeight}`, fusion: { method: 'weighted', lexicalWeight, denseWeight: Number((1 - lexicalWeight).toFixed(2)) } });
   }
-  for (const lexicalWeight of [0.3, 0.4, 0.5, 0.6]) {
+  for (const lexicalWeight of [0.4, 0.5, 0.6]) {
     const denseWeight = Number((1 - lexicalWeight).toFixed(2));
-    for (const minCoverage of [0, 0.5, 0.75, 0.85, 1]) {
-      for (const minLexicalMargin of [0, 0.05, 0.1, 0.2, 0.3]) {
-        if (minCoverage === 0 && minLexicalMargin === 0) continue;
-        found.push({
-          name: `adaptive coverage>=${minCoverage} margin>=${minLexicalMargin} lexical=${lexicalWeight}`,
-          fusion: { method: 'adaptive', minCoverage, minLexicalMargin, lexicalWeight, denseWeight },
-        });
+    for (const weakLexicalWeight of [0, 0.1, 0.2]) {
+      for (const minCoverage of [0.5, 0.75, 0.85, 1]) {
+        for (const minLexicalMargin of [0, 0.1, 0.2, 0.3]) {
+          found.push({
+            name: `adaptive coverage>=${minCoverage} margin>=${minLexicalMargin} lexical=${lexicalWeight} else ${weakLexicalWeight}`,
+            fusion: { method: 'adaptive', minCoverage, minLexicalMargin, lexicalWeight, denseWeight, weakLexicalWeight },
+          });
+        }
       }
     }
     found.push({ name: `proportional lexical=${lexicalWeight}`, fusion: { method: 'proportional', lexicalWeight, denseWeight } });

@@ -67,6 +67,8 @@ export interface FusionSettings {
    * passages share gives a flat BM25 list that ranks by chance.
    */
   minLexicalMargin?: number;
+  /** For `adaptive`: the lexical weight when the list does not count fully. Default 0 (dense search decides alone). */
+  weakLexicalWeight?: number;
 }
 
 /**
@@ -431,8 +433,8 @@ export async function fuseCandidates<T>(query: string, dense: Candidates<T>, lex
     const coverage = lexical.length > 0 ? termCoverage(contentTerms(query), lexical[0]!.text) : 0;
     const margin = lexical.length > 1 ? (lexical[0]!.score - lexical[1]!.score) / lexical[0]!.score : 1;
     const counts = coverage >= (fusion.minCoverage ?? 1) && margin >= (fusion.minLexicalMargin ?? 0);
-    const share = fusion.method === 'proportional' ? coverage : counts ? 1 : 0;
-    weights = { ...weights, lexical: weights.lexical * share };
+    const lexicalWeight = fusion.method === 'proportional' ? weights.lexical * coverage : counts ? weights.lexical : (fusion.weakLexicalWeight ?? 0);
+    weights = { ...weights, lexical: lexicalWeight };
   }
   const fused =
     fusion.method === 'rrf'
