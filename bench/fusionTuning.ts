@@ -70,15 +70,21 @@ function candidates(): Array<{ name: string; fusion: FusionSettings }> {
   }
   for (const lexicalWeight of [0.4, 0.5, 0.6]) {
     const denseWeight = Number((1 - lexicalWeight).toFixed(2));
-    for (const weakLexicalWeight of [0, 0.1, 0.2]) {
-      for (const minCoverage of [0.5, 0.75, 0.85, 1]) {
-        for (const minLexicalMargin of [0, 0.1, 0.2, 0.3]) {
+    for (const agreementDepth of [0, 1, 3, 5]) {
+      for (const minCoverage of [0.75, 0.85, 1]) {
+        for (const minLexicalMargin of [0.1, 0.2, 0.3]) {
           found.push({
-            name: `adaptive coverage>=${minCoverage} margin>=${minLexicalMargin} lexical=${lexicalWeight} else ${weakLexicalWeight}`,
-            fusion: { method: 'adaptive', minCoverage, minLexicalMargin, lexicalWeight, denseWeight, weakLexicalWeight },
+            name: `adaptive coverage>=${minCoverage} margin>=${minLexicalMargin} or agreement@${agreementDepth} lexical=${lexicalWeight}`,
+            fusion: { method: 'adaptive', minCoverage, minLexicalMargin, agreementDepth, lexicalWeight, denseWeight },
           });
         }
       }
+    }
+    for (const weakLexicalWeight of [0.1, 0.2]) {
+      found.push({
+        name: `adaptive coverage>=0.85 margin>=0.2 lexical=${lexicalWeight} else ${weakLexicalWeight}`,
+        fusion: { method: 'adaptive', minCoverage: 0.85, minLexicalMargin: 0.2, lexicalWeight, denseWeight, weakLexicalWeight },
+      });
     }
     found.push({ name: `proportional lexical=${lexicalWeight}`, fusion: { method: 'proportional', lexicalWeight, denseWeight } });
   }

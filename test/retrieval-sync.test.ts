@@ -114,6 +114,44 @@ describe('retrieval with date-time snapshots and hostile text', () => {
   });
 });
 
+describe('a whole corpus replaced within one minute', () => {
+  let runtime: Runtime;
+  const stations = Array.from({ length: 40 }, (_, i) => `Station ${i + 1}`);
+
+  before(async () => {
+    runtime = await openTestRuntime();
+    await resetKnowledge(runtime);
+    const { ingest } = runtime.services;
+    // The first versions match the query best and are all closed 30 s later, in the same minute.
+    await ingest.ingest(
+      stations.map((id) => article(id, `${id} issued a gale warning for the northern coast.`)),
+      { takenAt: at('2024-04-01T12:00:00Z'), source: 'test', complete: true },
+    );
+    await ingest.ingest(
+      stations.map((id) => article(id, `${id} records calm weather and clear skies over the valley.`)),
+      { takenAt: at('2024-04-01T12:00:30Z'), source: 'test', complete: true },
+    );
+    await runtime.services.retrieval.catchUp();
+  });
+  after(async () => {
+    await runtime.close();
+  });
+
+  it('still returns k valid hits when the native index passes more closed versions than the margin', async () => {
+    for (const mode of [SearchMode.DENSE, SearchMode.HYBRID]) {
+      const hits = await runtime.services.retrieval.search('gale warning for the coast', { asOf: at('2024-04-01T12:00:45Z'), k: 10, mode, unit: SearchUnit.PASSAGE });
+      assert.equal(hits.length, 10, mode);
+      assert.ok(hits.every((hit) => hit.text.includes('calm weather')), `${mode}: only the versions valid at 12:00:45`);
+    }
+  });
+
+  it('refuses vectors of another embedder than the store has', async () => {
+    const { RetrievalRepository } = await import('../src/graph/retrievalRepository.js');
+    const outcome = await new RetrievalRepository(runtime.services.db).storeEmbeddings('Passage', 'other-model@3d', 1, [{ id: 'Station 1', embedding: [1, 0, 0] }]);
+    assert.deepEqual(outcome, { stored: false, storeEmbedderId: runtime.services.retrieval.embedderId });
+  });
+});
+
 /** Runs `chronoql ARGS` from the sources as a separate process; resolves with its exit code and output. */
 function chronoql(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {

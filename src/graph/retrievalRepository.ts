@@ -178,25 +178,37 @@ export class RetrievalRepository {
   }
 
   /**
-   * Stores embeddings, in one statement. A unit without a row number takes `firstRowId` plus
-   * its position; a unit keeps its row across re-embeddings, which leaves that reserved number
-   * unused (row numbers only need to be unique).
+   * Stores embeddings, in one statement, if `embedderId` is still the store's embedder (or the
+   * store has none yet); returns the store's embedder, so a caller whose vectors were refused
+   * knows by whom. The statement takes the store's lock first: a `reembed` that switches the
+   * embedder waits for it, and every later store of the old embedder is refused. A unit without
+   * a row number takes `firstRowId` plus its position; a unit keeps its row across
+   * re-embeddings, which leaves that reserved number unused (row numbers only need to be unique).
    */
   async storeEmbeddings(
     label: UnitLabel,
     embedderId: string,
     firstRowId: number,
     rows: Array<{ id: string; embedding: number[] }>,
-  ): Promise<void> {
-    await this.db.run(
-      `UNWIND range(0, size($rows) - 1) AS position
-       WITH position, $rows[position] AS row
-       MATCH (u:${label} {id: row.id})
-       SET u.rowId = coalesce(u.rowId, $firstRowId + position), u.embedding = row.embedding,
-           u.embedderId = $embedderId, u.embeddedAt = datetime()
-       REMOVE u:PendingEmbedding`,
+  ): Promise<{ stored: boolean; storeEmbedderId: string }> {
+    const result = await this.db.run<{ current: boolean; storeEmbedderId: string }>(
+      `OPTIONAL MATCH (s:RetrievalState {name: 'vectors'})
+       SET s.lockedAt = datetime()
+       WITH coalesce(s.embedderId, $embedderId) AS storeEmbedderId
+       CALL {
+         WITH storeEmbedderId
+         UNWIND CASE WHEN storeEmbedderId = $embedderId THEN range(0, size($rows) - 1) ELSE [] END AS position
+         WITH position, $rows[position] AS row
+         MATCH (u:${label} {id: row.id})
+         SET u.rowId = coalesce(u.rowId, $firstRowId + position), u.embedding = row.embedding,
+             u.embedderId = $embedderId, u.embeddedAt = datetime()
+         REMOVE u:PendingEmbedding
+         RETURN count(*) AS written
+       }
+       RETURN storeEmbedderId = $embedderId AS current, storeEmbedderId`,
       { rows, embedderId, firstRowId: int(firstRowId) },
     );
+    return { stored: result[0]!.current, storeEmbedderId: result[0]!.storeEmbedderId };
   }
 
   /** Embedded units after `afterRowId` in row order, optionally only those embedded since a time. */

@@ -39,7 +39,7 @@ export interface EmbeddingPass {
 }
 
 type FromWorker =
-  | { type: 'progress'; embedded: number; pending: number }
+  | { type: 'progress'; embedded: number; elapsedMs: number; pending: number }
   | ({ type: 'pass' } & EmbeddingPass)
   | { type: 'error'; served: number; message: string };
 type ToWorker = { type: 'wake'; seq: number } | { type: 'stop' };
@@ -59,7 +59,6 @@ export class BackgroundEmbedding {
   private wakeSeq = 0;
   private readonly waiters = new Set<{ seq: number; resolve: (pass: EmbeddingPass) => void; reject: (error: Error) => void }>();
   private readonly current: EmbeddingStatus = { state: 'idle', embeddedTotal: 0, pending: 0, ratePerSecond: 0, lastError: null };
-  private passStarted = performance.now();
   private embeddedAtPassStart = 0;
   private exited: Promise<void>;
   private alive = true;
@@ -73,7 +72,8 @@ export class BackgroundEmbedding {
     this.exited = new Promise((resolve) =>
       worker.once('exit', () => {
         this.alive = false;
-        if (this.current.state !== 'stopped') this.fail('the embedding worker exited');
+        // An 'error' event came first when the worker crashed: keep its message.
+        if (this.current.state !== 'stopped' && this.current.lastError === null) this.fail('the embedding worker exited');
         this.rejectAll(new Error(this.current.lastError ?? 'the embedding worker exited'));
         resolve();
       }),
@@ -133,14 +133,11 @@ export class BackgroundEmbedding {
   private onMessage(message: FromWorker): void {
     if (this.current.state === 'stopped') return;
     if (message.type === 'progress') {
-      if (this.current.state !== 'embedding') {
-        this.passStarted = performance.now();
-        this.embeddedAtPassStart = this.current.embeddedTotal;
-      }
+      if (this.current.state !== 'embedding') this.embeddedAtPassStart = this.current.embeddedTotal;
       this.current.state = 'embedding';
       this.current.embeddedTotal = this.embeddedAtPassStart + message.embedded;
       this.current.pending = message.pending;
-      this.current.ratePerSecond = message.embedded / Math.max((performance.now() - this.passStarted) / 1000, 1e-3);
+      this.current.ratePerSecond = message.embedded / Math.max(message.elapsedMs / 1000, 1e-3);
       this.log('info', 'embedding', { embedded: this.current.embeddedTotal, pending: message.pending, perSecond: Math.round(this.current.ratePerSecond) });
       return;
     }
@@ -165,10 +162,11 @@ export class BackgroundEmbedding {
     }
   }
 
+  /** Records a failure; a failure that repeats pass after pass is logged once. */
   private fail(message: string): void {
+    if (message !== this.current.lastError) this.log('error', 'background embedding failed', { error: message });
     this.current.state = 'failing';
     this.current.lastError = message;
-    this.log('error', 'background embedding failed', { error: message });
   }
 }
 

@@ -25,13 +25,17 @@ export class EmbedderMismatchError extends Error {
 
 /** Makes this process's embedder the store's one (first use) or checks that it is; see EmbedderMismatchError. */
 export async function claimStoreEmbedder(repository: RetrievalRepository, embedderId: string): Promise<void> {
-  const stored = await repository.claimEmbedder(embedderId);
+  // A plain read settles the common case; only a store without an embedder takes the lock to claim.
+  const { embedderId: current } = await repository.syncPoint();
+  const stored = current ?? (await repository.claimEmbedder(embedderId));
   if (stored !== embedderId) throw new EmbedderMismatchError(stored, embedderId);
 }
 
 export interface EmbeddingProgress {
   /** Units this job embedded in the current pass. */
   embedded: number;
+  /** Time since the pass started. */
+  elapsedMs: number;
   /** Units still waiting for a vector in the store (any process may be embedding them). */
   pending: number;
 }
@@ -59,6 +63,7 @@ export class EmbeddingJob {
     await claimStoreEmbedder(this.repository, this.embedder.id);
     await this.prepare();
     let embedded = 0;
+    const started = performance.now();
     if ((await this.countPending()) === 0) return { embedded, leased: true };
     if (!(await this.repository.acquireEmbeddingLease(this.owner, LEASE_SECONDS))) return { embedded, leased: false };
     try {
@@ -69,14 +74,15 @@ export class EmbeddingJob {
           const vectors = await this.embedder.embed(batch.map((unit) => unit.text), 'passage');
           const d = this.embedder.dimension;
           const firstRowId = await this.repository.reserveRows(label, batch.length);
-          await this.repository.storeEmbeddings(
+          const outcome = await this.repository.storeEmbeddings(
             label,
             this.embedder.id,
             firstRowId,
             batch.map((unit, row) => ({ id: unit.id, embedding: Array.from(vectors.subarray(row * d, (row + 1) * d)) })),
           );
+          if (!outcome.stored) throw new EmbedderMismatchError(outcome.storeEmbedderId, this.embedder.id);
           embedded += batch.length;
-          onProgress({ embedded, pending: await this.countPending() });
+          onProgress({ embedded, elapsedMs: performance.now() - started, pending: await this.countPending() });
           if (!(await this.repository.acquireEmbeddingLease(this.owner, LEASE_SECONDS))) return { embedded, leased: false };
         }
       }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Database } from '../graph/database.js';
 import { RetrievalRepository, type ScoredUnit, type UnitLabel, type UnitRecord } from '../graph/retrievalRepository.js';
 import { indexStart, isValidAt } from '../graph/validity.js';
-import { Fusion } from '../native/index.js';
+import { Fusion, MAX_K } from '../native/index.js';
 import type { Logger } from '../server/logger.js';
 import { BackgroundEmbedding, type EmbeddingStatus, type Neo4jConnectionSettings } from './backgroundEmbedding.js';
 import { createEmbedder, embedderConfigFromEnv, type Embedder, type EmbedderConfig } from './embedders/index.js';
@@ -69,6 +69,11 @@ export interface FusionSettings {
   minLexicalMargin?: number;
   /** For `adaptive`: the lexical weight when the list does not count fully. Default 0 (dense search decides alone). */
   weakLexicalWeight?: number;
+  /**
+   * For `adaptive`: the lexical list also counts fully when its top hit is among the dense
+   * list's first `agreementDepth` (two retrievers agreeing). Default 0 (not used).
+   */
+  agreementDepth?: number;
 }
 
 /**
@@ -228,6 +233,8 @@ export class RetrievalService {
       clearInterval(ticker);
     }
     const embedded = background.status().embeddedTotal - embeddedBefore;
+    // A sync already running may have read Neo4j before the last vectors were stored: after it, sync again.
+    await this.refreshing?.catch(() => undefined);
     return { embedded, ...(await this.refresh()) };
   }
 
@@ -280,23 +287,28 @@ export class RetrievalService {
         }),
       );
     } else {
-      const denseRows = await this.denseSearch(queries, options.unit, asOf, depth + VALIDITY_MARGIN);
-      const validDense = (rows: readonly DenseRow[], units: ReadonlyMap<number, UnitRecord>): ScoredUnit[] =>
-        withUnits(rows, units)
-          .filter((unit) => isValidAt(unit, asOf))
-          .slice(0, depth);
+      const requested = depth + VALIDITY_MARGIN;
+      const denseRows = await this.denseSearch(queries, options.unit, asOf, requested);
+      // Versions whose valid time ends or starts within asOf's minute pass the native index and
+      // are dropped here; when so many were dropped that fewer than `depth` remain of a full
+      // page, that query is searched again, deeper.
+      const validDense = async (q: number, units: ReadonlyMap<number, UnitRecord>): Promise<ScoredUnit[]> => {
+        const valid = withUnits(denseRows[q]!, units).filter((unit) => isValidAt(unit, asOf));
+        return valid.length >= depth || denseRows[q]!.length < requested ? valid.slice(0, depth) : this.deeperDense(queries[q]!, options.unit, asOf, depth, requested * 4);
+      };
       if (mode === SearchMode.DENSE) {
         const units = await this.repository.unitsByRowIds(label, [...new Set(denseRows.flat().map((row) => row.rowId))]);
-        lists = denseRows.map((rows) => {
-          const dense = validDense(rows, units);
-          return { ranking: dense, dense };
-        });
+        lists = await Promise.all(
+          queries.map(async (_, q) => {
+            const dense = await validDense(q, units);
+            return { ranking: dense, dense };
+          }),
+        );
       } else {
         lists = await Promise.all(
           queries.map(async (query, q) => {
-            const rows = denseRows[q]!;
-            const { hits, loaded } = await this.repository.lexicalSearch(label, query, asOf, depth, rows.map((row) => row.rowId));
-            const dense = validDense(rows, loaded);
+            const { hits, loaded } = await this.repository.lexicalSearch(label, query, asOf, depth, denseRows[q]!.map((row) => row.rowId));
+            const dense = await validDense(q, loaded);
             return { ranking: await this.fuse(query, dense, hits), dense, lexical: hits };
           }),
         );
@@ -378,6 +390,14 @@ export class RetrievalService {
     return this.indexes;
   }
 
+  /** One query's `depth` nearest units valid at asOf, asking the native index for `k` rows and more until enough survive the exact check. */
+  private async deeperDense(query: string, unit: SearchUnit, asOf: Date, depth: number, k: number): Promise<ScoredUnit[]> {
+    const limit = Math.min(k, MAX_K);
+    const rows = (await this.denseSearch([query], unit, asOf, limit))[0]!;
+    const valid = withUnits(rows, await this.repository.unitsByRowIds(LABEL[unit], rows.map((row) => row.rowId))).filter((hit) => isValidAt(hit, asOf));
+    return valid.length >= depth || rows.length < limit || limit === MAX_K ? valid.slice(0, depth) : this.deeperDense(query, unit, asOf, depth, limit * 4);
+  }
+
   /** The queries' vectors, and which of them can rank anything (a text with no known word embeds to zero). */
   private async embedQueries(queries: readonly string[]): Promise<Array<Float32Array | null>> {
     const vectors = await this.embedder.embed(queries, 'query');
@@ -432,7 +452,8 @@ export async function fuseCandidates<T>(query: string, dense: Candidates<T>, lex
   if (fusion.method === 'adaptive' || fusion.method === 'proportional') {
     const coverage = lexical.length > 0 ? termCoverage(contentTerms(query), lexical[0]!.text) : 0;
     const margin = lexical.length > 1 ? (lexical[0]!.score - lexical[1]!.score) / lexical[0]!.score : 1;
-    const counts = coverage >= (fusion.minCoverage ?? 1) && margin >= (fusion.minLexicalMargin ?? 0);
+    const agrees = lexical.length > 0 && dense.slice(0, fusion.agreementDepth ?? 0).some((hit) => hit.id === lexical[0]!.id);
+    const counts = (coverage >= (fusion.minCoverage ?? 1) && margin >= (fusion.minLexicalMargin ?? 0)) || agrees;
     const lexicalWeight = fusion.method === 'proportional' ? weights.lexical * coverage : counts ? weights.lexical : (fusion.weakLexicalWeight ?? 0);
     weights = { ...weights, lexical: lexicalWeight };
   }
