@@ -228,9 +228,14 @@ describe('a server beside a CLI ingest in another process', () => {
     assert.equal(health.status, 'ok');
     assert.equal(health.retrieval.problem, null);
     assert.ok(health.retrieval.indexedRows.PASSAGE >= 2, JSON.stringify(health));
-    const metrics = await (await fetch(server.url.replace('/graphql', '/metrics'))).text();
+    // The pending gauge is what the server's worker saw at its last pass (one every 2 s).
+    let metrics = '';
+    for (const until = Date.now() + 6000; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 250))) {
+      metrics = await (await fetch(server.url.replace('/graphql', '/metrics'))).text();
+      if (/chronoql_embedding_pending 0\n/.test(metrics)) break;
+    }
     assert.match(metrics, /chronoql_vector_index_rows\{unit="PASSAGE"\} [1-9]/);
-    assert.match(metrics, /chronoql_embedding_pending 0/);
+    assert.match(metrics, /chronoql_embedding_pending 0\n/);
   });
 
   it('refuses a process configured with another embedder than the store, saying how to switch', { timeout: 120_000 }, async () => {
