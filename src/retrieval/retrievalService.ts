@@ -293,8 +293,8 @@ export class RetrievalService {
       // are dropped here; when so many were dropped that fewer than `depth` remain of a full
       // page, that query is searched again, deeper.
       const validDense = async (q: number, units: ReadonlyMap<number, UnitRecord>): Promise<ScoredUnit[]> => {
-        const valid = withUnits(denseRows[q]!, units).filter((unit) => isValidAt(unit, asOf));
-        return valid.length >= depth || denseRows[q]!.length < requested ? valid.slice(0, depth) : this.deeperDense(queries[q]!, options.unit, asOf, depth, requested * 4);
+        const page = validPage(denseRows[q]!, units, asOf, depth, requested);
+        return page.short ? this.deeperDense(queries[q]!, options.unit, asOf, depth, requested * 4) : page.units;
       };
       if (mode === SearchMode.DENSE) {
         const units = await this.repository.unitsByRowIds(label, [...new Set(denseRows.flat().map((row) => row.rowId))]);
@@ -394,8 +394,8 @@ export class RetrievalService {
   private async deeperDense(query: string, unit: SearchUnit, asOf: Date, depth: number, k: number): Promise<ScoredUnit[]> {
     const limit = Math.min(k, MAX_K);
     const rows = (await this.denseSearch([query], unit, asOf, limit))[0]!;
-    const valid = withUnits(rows, await this.repository.unitsByRowIds(LABEL[unit], rows.map((row) => row.rowId))).filter((hit) => isValidAt(hit, asOf));
-    return valid.length >= depth || rows.length < limit || limit === MAX_K ? valid.slice(0, depth) : this.deeperDense(query, unit, asOf, depth, limit * 4);
+    const page = validPage(rows, await this.repository.unitsByRowIds(LABEL[unit], rows.map((row) => row.rowId)), asOf, depth, limit);
+    return page.short && limit < MAX_K ? this.deeperDense(query, unit, asOf, depth, limit * 4) : page.units;
   }
 
   /** The queries' vectors, and which of them can rank anything (a text with no known word embeds to zero). */
@@ -463,6 +463,16 @@ export async function fuseCandidates<T>(query: string, dense: Candidates<T>, lex
       : await Fusion.weightedSum(lists, weights);
   const units = new Map([...lexical, ...dense].map((hit) => [hit.id, hit]));
   return fused.map((item) => ({ ...units.get(item.id)!, score: item.score }));
+}
+
+/**
+ * A dense page's units valid at asOf to the instant, at most `depth`, and whether it came up
+ * short: fewer than `depth` survived although the index filled the page (`requested` rows), so
+ * a deeper search could find more.
+ */
+function validPage(rows: readonly DenseRow[], units: ReadonlyMap<number, UnitRecord>, asOf: Date, depth: number, requested: number): { units: ScoredUnit[]; short: boolean } {
+  const valid = withUnits(rows, units).filter((unit) => isValidAt(unit, asOf));
+  return { units: valid.slice(0, depth), short: valid.length < depth && rows.length >= requested };
 }
 
 /** Dense results with their units; a row whose unit is gone (the store was emptied) is dropped. */
