@@ -73,8 +73,8 @@ async function scoreModes(search: EvaluatedSearch, items: QaItem[], unit: Search
 export async function evaluateQaFile(path: string, options: EvaluationOptions): Promise<string> {
   let items = await readQaFile(path);
   const unit = SearchUnit[options.unit];
-  if (options.contextsAsCorpus) {
-    const corpus = contextsAsCorpus(items);
+  const corpus = options.contextsAsCorpus ? contextsAsCorpus(items) : null;
+  if (corpus) {
     items = corpus.items;
     if (options.writeCorpus) {
       await writeFile(options.writeCorpus, corpus.articles.map((article) => JSON.stringify(article)).join('\n') + '\n');
@@ -83,12 +83,12 @@ export async function evaluateQaFile(path: string, options: EvaluationOptions): 
   }
   items = splitByArticle(items, options.split);
   if (options.endpoint) return scoreModes(endpointSearch(options.endpoint), items, unit);
-  const env = options.contextsAsCorpus ? { ...process.env, NEO4J_URI: '', CHRONOQL_DATA_DIR: join(process.cwd(), '.chronoql-eval') } : process.env;
+  const env = corpus ? { ...process.env, NEO4J_URI: '', CHRONOQL_DATA_DIR: join(process.cwd(), '.chronoql-eval') } : process.env;
   const runtime = await openRuntime(loadConfig(env), options.log);
   try {
-    if (options.contextsAsCorpus) {
+    if (corpus) {
       await deleteAllKnowledge(runtime.services.db);
-      await runtime.services.ingest.ingest(contextsAsCorpus(await readQaFile(path)).articles, { takenAt: CORPUS_DATE, source: `eval:${path}` });
+      await runtime.services.ingest.ingest(corpus.articles, { takenAt: CORPUS_DATE, source: `eval:${path}` });
     }
     await runtime.services.retrieval.catchUp();
     return await scoreModes(serviceSearch(runtime.services.retrieval), items, unit);
