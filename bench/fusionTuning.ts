@@ -99,14 +99,28 @@ interface EvaluationSet {
 
 type Part = 'tune' | 'heldOut';
 
+/** Each part's single-retriever scores, computed once for all the settings tried. */
+const singleScores = new WeakMap<QuestionLists[], { dense: Scores; lexical: Scores }>();
+
+function singles(lists: QuestionLists[]): { dense: Scores; lexical: Scores } {
+  let found = singleScores.get(lists);
+  if (!found) {
+    found = {
+      dense: score(lists.map((entry) => ({ item: entry.item, ranking: entry.dense }))),
+      lexical: score(lists.map((entry) => ({ item: entry.item, ranking: entry.lexical }))),
+    };
+    singleScores.set(lists, found);
+  }
+  return found;
+}
+
 /** How far a fusion falls below the better single retriever on one set's part (0 when it does not), on either measure. */
-async function shortfall(set: EvaluationSet, part: Part, fusion: FusionSettings): Promise<{ scores: Scores; best: Scores; deficit: number }> {
+async function shortfall(set: EvaluationSet, part: Part, fusion: FusionSettings): Promise<{ scores: Scores; dense: Scores; lexical: Scores; best: Scores; deficit: number }> {
   const lists = set[part];
-  const dense = score(lists.map((entry) => ({ item: entry.item, ranking: entry.dense })));
-  const lexical = score(lists.map((entry) => ({ item: entry.item, ranking: entry.lexical })));
+  const { dense, lexical } = singles(lists);
   const best = { recallAt5: Math.max(dense.recallAt5, lexical.recallAt5), mrrAt20: Math.max(dense.mrrAt20, lexical.mrrAt20) };
   const scores = await fusedScores(lists, fusion);
-  return { scores, best, deficit: Math.max(0, best.recallAt5 - scores.recallAt5, best.mrrAt20 - scores.mrrAt20) };
+  return { scores, dense, lexical, best, deficit: Math.max(0, best.recallAt5 - scores.recallAt5, best.mrrAt20 - scores.mrrAt20) };
 }
 
 /**
@@ -156,9 +170,8 @@ export async function runFusionTuning(options: { qa: string }): Promise<Record<s
       Object.fromEntries(
         await Promise.all(
           sets.map(async (set) => {
-            const { scores, best, deficit } = await shortfall(set, part, chosen.fusion);
-            const single = (side: 'dense' | 'lexical') => score(set[part].map((entry) => ({ item: entry.item, ranking: entry[side] })));
-            return [set.name, { questions: set[part].length, HYBRID: scores, DENSE: single('dense'), LEXICAL: single('lexical'), bestSingle: best, shortfall: Number(deficit.toFixed(4)) }];
+            const { scores, dense, lexical, best, deficit } = await shortfall(set, part, chosen.fusion);
+            return [set.name, { questions: set[part].length, HYBRID: scores, DENSE: dense, LEXICAL: lexical, bestSingle: best, shortfall: Number(deficit.toFixed(4)) }];
           }),
         ),
       );
