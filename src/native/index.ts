@@ -104,9 +104,11 @@ function checkOptions(options: unknown): SearchOptions {
 
 /**
  * Exact (brute-force) time-filtered top-k index over float32 or fp16 rows.
- * Each row has an id, a validity interval [validFrom, validTo) in day numbers
- * and a deleted flag; a search returns, per query, the k best rows valid at
- * that query's asOf day, excluding the ids it is told to skip.
+ * Each row has an id, a validity interval [validFrom, validTo) in int32 time
+ * units of the caller's choosing (day numbers in the tests; whole minutes in
+ * ChronoQL's retrieval, see graph/validity.ts) and a deleted flag; a search
+ * returns, per query, the k best rows valid at that query's asOf, excluding
+ * the ids it is told to skip.
  */
 export class VectorIndex {
   private readonly order = new IssueOrder();
