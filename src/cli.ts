@@ -284,4 +284,87 @@ program
     process.stdout.write(table + '\n');
   });
 
+const writeJson = (file: string, value: unknown): Promise<void> => writeFile(file, JSON.stringify(value, null, 2) + '\n');
+
+program
+  .command('train-spans')
+  .description("Train the extractive generator's span scorer on one half of a QA file with gold paragraphs (split by article).")
+  .requiredOption('--qa <file>', 'QA file with contexts (e.g. a SQuAD subset)')
+  .addOption(new Option('--split <part>', 'the half to train on').choices(['tune', 'held-out', 'all']).default('tune'))
+  .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'span-scorer.json'))
+  .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; out: string }) => {
+    const { readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
+    const { trainSpanScorer } = await import('./qa/training.js');
+    const trained = trainSpanScorer(splitByArticle(await readQaFile(options.qa), options.split));
+    await writeJson(options.out, trained.model);
+    process.stdout.write(`span scorer: ${trained.questions} questions, ${trained.rows} spans, loss ${trained.loss.toFixed(4)} → ${options.out}\n`);
+  });
+
+program
+  .command('questions')
+  .description('Generate typed QA items (NEW / CHANGED / UNCHANGED) from the facts of every snapshot after the first, as JSON Lines.')
+  .option('--as-of <date>', 'only the latest snapshot taken at or before this date')
+  .requiredOption('--out <file>', 'JSON Lines file to write')
+  .action(async (options: { asOf?: string; out: string }) => {
+    const asOf = options.asOf ? parseDateInput(options.asOf, '--as-of') : undefined;
+    const { generateQuestions } = await import('./bench/questionGeneration.js');
+    const { AnsweringRepository } = await import('./graph/answeringRepository.js');
+    const { SnapshotRepository } = await import('./graph/snapshotRepository.js');
+    await withRuntime(createLogger(loadConfig().logLevel), async (runtime) => {
+      const db = runtime.services.db;
+      const items = await generateQuestions(new AnsweringRepository(db), await new SnapshotRepository(db).list(), asOf);
+      await writeFile(options.out, items.map((item) => JSON.stringify(item)).join('\n') + (items.length > 0 ? '\n' : ''));
+      const count = (type: string): number => items.filter((item) => item.type === type).length;
+      process.stdout.write(`${items.length} questions (${count('CHANGED')} CHANGED, ${count('NEW')} NEW, ${count('UNCHANGED')} UNCHANGED) → ${options.out}\n`);
+    });
+  });
+
+program
+  .command('train-gate')
+  .description("Train the certainty gate (and ARR's λ) from typed QA items with evidence, against the current store.")
+  .requiredOption('--qa <file>', 'QA items, e.g. from `chronoql questions`')
+  .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'certainty-gate.json'))
+  .action(async (options: { qa: string; out: string }) => {
+    const { readQaFile } = await import('./retrieval/evaluation.js');
+    const { trainGate } = await import('./qa/training.js');
+    const items = await readQaFile(options.qa);
+    await withRuntime(createLogger(loadConfig().logLevel), async (runtime) => {
+      await runtime.services.retrieval.catchUp();
+      const report = await withProgress('questions', (update) => trainGate(runtime.services.answering, runtime.services.retrieval, items, update));
+      await writeJson(options.out, { ...report.model, provenance: { command: `chronoql train-gate --qa ${options.qa}`, trainItems: report.trainItems, heldOutItems: report.heldOutItems, rows: report.rows, heldOutAccuracy: report.heldOutAccuracy, lambdaSearch: report.lambdaSearch } });
+      printResult({ out: options.out, ...report, model: undefined }, false);
+    });
+  });
+
+program
+  .command('eval-answers')
+  .description("EM / F1 / match of `ask` on a QA file: the extractive generator on each item's gold paragraph, and through batchAsk with retrieval per mode.")
+  .requiredOption('--qa <file>', 'QA file')
+  .addOption(new Option('--split <part>', 'score one half (split by article)').choices(['tune', 'held-out', 'all']).default('held-out'))
+  .option('--contexts-as-corpus', "answer over the items' own contexts, loaded into a separate data directory (.chronoql-eval)")
+  .option('--modes <list>', 'retrieval modes for batchAsk, comma-separated', 'NEVER,ALWAYS,GATED,RILM,ADAPTIVE')
+  .option('--out <file>', 'JSON result file')
+  .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; contextsAsCorpus?: boolean; modes: string; out?: string }) => {
+    const { contextsAsCorpus, readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
+    const { evaluateAsk, evaluateGoldParagraph } = await import('./bench/answerEvaluation.js');
+    const { withEvaluationStore } = await import('./retrieval/evaluationCommand.js');
+    const { RetrievalMode } = await import('./qa/types.js');
+    const modes = options.modes.split(',').map((mode) => {
+      const known = RetrievalMode[mode.trim() as keyof typeof RetrievalMode];
+      if (!known) throw new RangeError(`--modes: unknown mode "${mode}" (known: ${Object.keys(RetrievalMode).join(', ')})`);
+      return known;
+    });
+    const all = await readQaFile(options.qa);
+    const corpus = options.contextsAsCorpus ? contextsAsCorpus(all) : null;
+    const items = splitByArticle(corpus?.items ?? all, options.split);
+    const goldParagraph = items.every((item) => item.documents.length > 0) ? await evaluateGoldParagraph(items) : null;
+    const log = createLogger(loadConfig().logLevel);
+    const withRetrieval = await withEvaluationStore(options.qa, corpus?.articles ?? null, log, (runtime) =>
+      withProgress('batches', (update) => evaluateAsk(runtime.services.answering, items, modes, update)),
+    );
+    const result = { qa: options.qa, split: options.split, items: items.length, goldParagraph, withRetrieval };
+    if (options.out) await writeJson(options.out, result);
+    printResult(result, false);
+  });
+
 program.parseAsync(process.argv).catch(fail);

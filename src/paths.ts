@@ -19,3 +19,8 @@ export function projectRoot(): string {
   cachedRoot = directory;
   return directory;
 }
+
+/** Trained models shipped with ChronoQL (the span scorer, the certainty gate), with the commands that reproduce them. */
+export function modelsDir(): string {
+  return join(projectRoot(), 'models');
+}

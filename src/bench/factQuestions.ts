@@ -17,6 +17,7 @@ export function factQuestions(articles: readonly ArticleInput[], takenAt: Date):
         documents: [],
         asOf: takenAt,
         type: null,
+        previousAnswers: [],
       })),
   );
 }

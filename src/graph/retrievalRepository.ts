@@ -256,6 +256,12 @@ export class RetrievalRepository {
     return byRowId(rows.map((row) => row.unit));
   }
 
+  async unitsByIds(label: UnitLabel, ids: readonly string[]): Promise<Map<string, UnitRecord>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.run<{ unit: Record<string, unknown> }>(`UNWIND $ids AS id MATCH (u:${label} {id: id}) RETURN ${UNIT_FIELDS} AS unit`, { ids });
+    return new Map(rows.map((row) => [row.unit.id as string, toUnit(row.unit)]));
+  }
+
   /** Texts of units valid now, for fitting an embedder's corpus statistics. */
   async currentTexts(label: UnitLabel, limit: number): Promise<string[]> {
     const rows = await this.db.run<{ text: string }>(

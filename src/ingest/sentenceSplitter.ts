@@ -1,19 +1,10 @@
-import winkNLP from 'wink-nlp';
-import model from 'wink-eng-lite-web-model';
+import { annotator } from '../retrieval/language.js';
 
 /** A sentence as it stands in one snapshot of an article. */
 export interface SplitSentence {
   text: string;
   /** Whether a paragraph begins with this sentence, so the article text can be rebuilt. */
   startsParagraph: boolean;
-}
-
-// Loading the language model takes a moment; one instance serves the whole process.
-let nlp: ReturnType<typeof winkNLP> | undefined;
-
-function language(): ReturnType<typeof winkNLP> {
-  nlp ??= winkNLP(model);
-  return nlp;
 }
 
 /**
@@ -25,7 +16,7 @@ export function splitSentences(text: string): SplitSentence[] {
   for (const paragraph of text.split(/\n\s*\n/)) {
     const flattened = paragraph.replace(/\s+/g, ' ').trim();
     if (flattened === '') continue;
-    const found = language().readDoc(flattened).sentences().out();
+    const found = annotator().readDoc(flattened).sentences().out();
     found.forEach((sentence, index) => {
       const trimmed = sentence.trim();
       if (trimmed !== '') sentences.push({ text: trimmed, startsParagraph: index === 0 });

@@ -17,6 +17,8 @@ export interface QaItem {
   documents: Array<{ id: string; title: string; text: string }>;
   asOf: Date | null;
   type: string | null;
+  /** For a CHANGED item, the answers that held before (optional `previousAnswers`). */
+  previousAnswers: string[];
 }
 
 export class InvalidQaFileError extends InvalidInputError {
@@ -80,6 +82,7 @@ export async function readQaFile(path: string): Promise<QaItem[]> {
       ),
       asOf,
       type: typeof record.type === 'string' ? record.type : null,
+      previousAnswers: Array.isArray(record.previousAnswers) ? record.previousAnswers.filter((a): a is string => typeof a === 'string') : [],
     });
   }
   if (items.length === 0 && problems.length === 0) problems.push({ source, line: 1, message: 'no questions' });

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { deleteAllKnowledge } from '../graph/maintenance.js';
 import { loadConfig } from '../server/config.js';
 import type { Logger } from '../server/logger.js';
-import { openRuntime } from '../server/runtime.js';
+import { openRuntime, type Runtime } from '../server/runtime.js';
+import type { ArticleInput } from '../ingest/snapshotReader.js';
 import {
   contextsAsCorpus,
   EVALUATED_MODES,
@@ -83,15 +84,23 @@ export async function evaluateQaFile(path: string, options: EvaluationOptions): 
   }
   items = splitByArticle(items, options.split);
   if (options.endpoint) return scoreModes(endpointSearch(options.endpoint), items, unit);
+  return withEvaluationStore(path, corpus?.articles ?? null, options.log, (runtime) => scoreModes(serviceSearch(runtime.services.retrieval), items, unit));
+}
+
+/**
+ * Runs `work` on the configured store, or, given a corpus, on that corpus alone, loaded into a
+ * separate, emptied data directory (.chronoql-eval) so the user's data is never touched.
+ */
+export async function withEvaluationStore<T>(source: string, corpus: ArticleInput[] | null, log: Logger, work: (runtime: Runtime) => Promise<T>): Promise<T> {
   const env = corpus ? { ...process.env, NEO4J_URI: '', CHRONOQL_DATA_DIR: join(process.cwd(), '.chronoql-eval') } : process.env;
-  const runtime = await openRuntime(loadConfig(env), options.log);
+  const runtime = await openRuntime(loadConfig(env), log);
   try {
     if (corpus) {
       await deleteAllKnowledge(runtime.services.db);
-      await runtime.services.ingest.ingest(corpus.articles, { takenAt: CORPUS_DATE, source: `eval:${path}` });
+      await runtime.services.ingest.ingest(corpus, { takenAt: CORPUS_DATE, source: `eval:${source}` });
     }
     await runtime.services.retrieval.catchUp();
-    return await scoreModes(serviceSearch(runtime.services.retrieval), items, unit);
+    return await work(runtime);
   } finally {
     await runtime.close();
   }

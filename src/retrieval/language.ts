@@ -3,6 +3,13 @@ import model from 'wink-eng-lite-web-model';
 
 type Nlp = ReturnType<typeof winkNLP>;
 let sharedNlp: Nlp | undefined;
+let sharedAnnotator: Nlp | undefined;
+
+/** One wink-nlp English instance with the full pipeline (sentences, POS, entities), for the process. */
+export function annotator(): Nlp {
+  sharedAnnotator ??= winkNLP(model);
+  return sharedAnnotator;
+}
 
 /** One wink-nlp English instance for the process (its model takes a while to load). */
 export function english(): Nlp {

@@ -97,6 +97,17 @@ interface CandidateLists {
   lexical?: ScoredUnit[];
 }
 
+/** One question of an adaptive re-retrieval batch. */
+export interface ReRetrievalRequest {
+  question: string;
+  /** The first round's answer y. */
+  answer: string;
+  /** ω: how far the query moves from E(Q) toward E([Q : y]), clamped to [0, 1]. */
+  omega: number;
+  /** Row ids of the first round's passages, which the second round must not return. */
+  excludeRowIds: readonly number[];
+}
+
 export interface RefreshReport {
   added: number;
   closed: number;
@@ -328,6 +339,56 @@ export class RetrievalService {
         lexicalRank: lexicalRanks.get(unit.id)?.rank ?? null,
       }));
     });
+  }
+
+  /**
+   * GrowOVER's adaptive re-retrieval for a batch of questions, in one native scan: passages
+   * ranked by (1-ω)·sim(E(Q), E(D)) + ω·sim(E([Q : y]), E(D)), where y is the first round's
+   * answer, leaving out the first round's passages. Hits are checked against asOf to the instant.
+   */
+  async reRetrieve(requests: readonly ReRetrievalRequest[], asOf: Date, k: number): Promise<SearchHit[][]> {
+    if (requests.length === 0) return [];
+    const index = (await this.openIndexes()).get(SearchUnit.PASSAGE)!;
+    const d = this.embedder.dimension;
+    const texts = requests.flatMap((request) => [queryTerms(request.question), queryTerms(`${request.question} : ${request.answer}`)]);
+    const vectors = await this.embedder.embed(texts, 'query');
+    const first = new Float32Array(requests.length * d);
+    const second = new Float32Array(requests.length * d);
+    requests.forEach((_, q) => {
+      first.set(vectors.subarray(2 * q * d, (2 * q + 1) * d), q * d);
+      second.set(vectors.subarray((2 * q + 1) * d, (2 * q + 2) * d), q * d);
+    });
+    const requested = Math.min(k + VALIDITY_MARGIN, MAX_K);
+    const results =
+      index.size === 0
+        ? requests.map(() => ({ ids: new Uint32Array(), scores: new Float32Array() }))
+        : await index.searchArr(
+            first,
+            second,
+            Float32Array.from(requests, (request) => Math.min(1, Math.max(0, request.omega))),
+            requested,
+            new Int32Array(requests.length).fill(indexStart(asOf)),
+            requests.map((request) => Uint32Array.from(request.excludeRowIds)),
+          );
+    const rows = results.map((result) => Array.from(result.ids, (rowId, i) => ({ rowId, score: result.scores[i]! })));
+    const units = await this.repository.unitsByRowIds('Passage', [...new Set(rows.flat().map((row) => row.rowId))]);
+    return rows.map((list) =>
+      validPage(list, units, asOf, k, requested).units.map(({ score, ...unit }, position) => ({
+        ...unit,
+        unit: SearchUnit.PASSAGE,
+        rank: position + 1,
+        score,
+        denseScore: score,
+        denseRank: position + 1,
+        lexicalScore: null,
+        lexicalRank: null,
+      })),
+    );
+  }
+
+  /** Passages by id, for evidence handed back by a client (a conversation's earlier turns). */
+  unitsByIds(unit: SearchUnit, ids: readonly string[]): Promise<Map<string, UnitRecord>> {
+    return this.repository.unitsByIds(LABEL[unit], ids);
   }
 
   async close(): Promise<void> {

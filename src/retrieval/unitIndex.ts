@@ -159,6 +159,11 @@ export class UnitVectorIndex {
     return this.index.search(queries, k, { asOf, exclude });
   }
 
+  /** Adaptive re-retrieval: rows nearest to (1-ω)·first + ω·second, valid at `asOf`, none of `exclude`. */
+  searchArr(first: Float32Array, second: Float32Array, omega: Float32Array, k: number, asOf: Int32Array, exclude: ReadonlyArray<ArrayLike<number>>): Promise<QueryResult[]> {
+    return this.index.searchArr(first, second, omega, k, { asOf, exclude });
+  }
+
   /** Writes the index, its row set and its watermark; the sidecar goes last so a torn save is ignored. */
   async save(): Promise<void> {
     if (!this.watermark) return;

@@ -3,6 +3,7 @@ import type { Loaders } from '../graph/loaders.js';
 import type { ReadRepository } from '../graph/readRepository.js';
 import type { ChangeFeed } from '../ingest/changeFeed.js';
 import type { IngestService } from '../ingest/ingestService.js';
+import type { AskService } from '../qa/askService.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
 
 /** Long-lived services shared by every request. */
@@ -12,6 +13,7 @@ export interface Services {
   ingest: IngestService;
   changeFeed: ChangeFeed;
   retrieval: RetrievalService;
+  answering: AskService;
 }
 
 // A type alias rather than an interface so it satisfies graphql-ws's Record-shaped context.

@@ -1,3 +1,4 @@
+import { AskResolver } from './resolvers/AskResolver.js';
 import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
@@ -24,7 +25,7 @@ const noTopics = {
 
 export function chronoqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver],
+    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver, AskResolver],
     validate: false,
     pubSub: noTopics,
   });

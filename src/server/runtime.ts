@@ -1,3 +1,4 @@
+import { AnsweringRepository } from '../graph/answeringRepository.js';
 import { Database } from '../graph/database.js';
 import { Loaders } from '../graph/loaders.js';
 import { startManagedNeo4j } from '../graph/managedNeo4j.js';
@@ -6,6 +7,7 @@ import { ReadRepository } from '../graph/readRepository.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { ChangeFeed } from '../ingest/changeFeed.js';
 import { IngestService } from '../ingest/ingestService.js';
+import { AskService } from '../qa/askService.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
 import type { RequestContext, Services } from '../schema/context.js';
@@ -66,8 +68,9 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const reads = new ReadRepository(db);
   const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
   if (options.changeFeed) await changeFeed.start();
-  const services: Services = { db, reads, changeFeed, retrieval, ingest: new IngestService(db, () => changeFeed.poke()) };
   const snapshots = new SnapshotRepository(db);
+  const answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval });
+  const services: Services = { db, reads, changeFeed, retrieval, answering, ingest: new IngestService(db, () => changeFeed.poke()) };
   return {
     services,
     startedNeo4j: connection.startedHere,

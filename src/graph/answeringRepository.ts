@@ -1,0 +1,98 @@
+import type { CypherRunner } from './database.js';
+import type { FactRecord } from './model.js';
+import { toFact } from './readRepository.js';
+import { fromNeo4jDateTime, toNeo4jDateTime } from './temporal.js';
+import { validAtCypher } from './validity.js';
+
+const FACT_FIELDS = 'f {.id, .subject, .attribute, .value, .change, .validFrom, .validTo, .recordedAt}';
+
+/** What changed about an article in a time window, and how often it changes. */
+export interface ChangeProfile {
+  /** Fact versions that started or ended inside the window. */
+  changedFacts: FactRecord[];
+  /** Sentence events (new, changed, deleted) inside the window. */
+  sentenceChanges: number;
+  /** Fact updates and sentence revisions in the year up to asOf: how volatile the article is. */
+  recentRevisions: number;
+  /** The last fact update or sentence revision at or before asOf. */
+  lastRevisionAt: Date | null;
+}
+
+/** A fact version with what the question generator needs: its predecessor and the passages that state it. */
+export interface FactForQuestions {
+  fact: FactRecord;
+  title: string;
+  previousValue: string | null;
+  passageIds: string[];
+}
+
+/** The reads of the answering pipeline and of question generation. */
+export class AnsweringRepository {
+  constructor(private readonly db: CypherRunner) {}
+
+  /** Every article's id and title, current or not: what questions are linked against. */
+  async articleTitles(): Promise<Array<{ id: string; title: string }>> {
+    return this.db.run<{ id: string; title: string }>(`MATCH (a:Article) RETURN a.id AS id, a.title AS title`);
+  }
+
+  async changeProfiles(articleIds: readonly string[], window: { from: Date; to: Date }, asOf: Date): Promise<Map<string, ChangeProfile>> {
+    if (articleIds.length === 0) return new Map();
+    const yearBefore = new Date(asOf.getTime() - 365 * 86_400_000);
+    const rows = await this.db.run<{ id: string; facts: Record<string, unknown>[]; sentenceChanges: number; recent: number; last: unknown }>(
+      `UNWIND $ids AS id
+       CALL (id) {
+         OPTIONAL MATCH (:Article {id: id})-[:HAS_FACT]->(f:Fact)
+         WHERE (f.validFrom > $from AND f.validFrom <= $to AND f.change IS NOT NULL) OR (f.validTo > $from AND f.validTo <= $to)
+         RETURN collect(${FACT_FIELDS}) AS facts
+       }
+       CALL (id) {
+         OPTIONAL MATCH (e:ChangeEvent {articleId: id})
+         WHERE e.at > $from AND e.at <= $to AND e.kind IN ['SENTENCE_NEW', 'SENTENCE_CHANGED', 'SENTENCE_DELETED']
+         RETURN count(e) AS sentenceChanges
+       }
+       CALL (id) {
+         OPTIONAL MATCH (e:ChangeEvent {articleId: id})
+         WHERE e.at <= $asOf AND e.kind IN ['FACT_UPDATED', 'SENTENCE_CHANGED']
+         RETURN count(CASE WHEN e.at > $yearBefore THEN 1 END) AS recent, max(e.at) AS last
+       }
+       RETURN id, facts, sentenceChanges, recent, last`,
+      { ids: articleIds, from: toNeo4jDateTime(window.from), to: toNeo4jDateTime(window.to), asOf: toNeo4jDateTime(asOf), yearBefore: toNeo4jDateTime(yearBefore) },
+    );
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        {
+          changedFacts: row.facts.map(toFact),
+          sentenceChanges: row.sentenceChanges,
+          recentRevisions: row.recent,
+          lastRevisionAt: fromNeo4jDateTime(row.last),
+        },
+      ]),
+    );
+  }
+
+  /** The version of the same fact valid just before `fact` started (its SUPERSEDED_BY predecessor). */
+  async previousFact(factId: string): Promise<FactRecord | null> {
+    const rows = await this.db.run<{ item: Record<string, unknown> }>(
+      `MATCH (f:Fact)-[:SUPERSEDED_BY]->(:Fact {id: $factId}) RETURN ${FACT_FIELDS} AS item LIMIT 1`,
+      { factId },
+    );
+    return rows[0] ? toFact(rows[0].item) : null;
+  }
+
+  /** Facts valid at `asOf` with their predecessors and the passages valid then whose text holds the value. */
+  async factsForQuestions(asOf: Date): Promise<FactForQuestions[]> {
+    const rows = await this.db.run<{ item: Record<string, unknown>; title: string; previousValue: string | null; passageIds: string[] }>(
+      `MATCH (a:Article)-[:HAS_FACT]->(f:Fact) WHERE ${validAtCypher('f')}
+       OPTIONAL MATCH (previous:Fact)-[:SUPERSEDED_BY]->(f)
+       CALL (a, f) {
+         OPTIONAL MATCH (a)-[:HAS_PASSAGE]->(p:Passage) WHERE ${validAtCypher('p')} AND p.text CONTAINS f.value
+         RETURN collect(p.id) AS passageIds
+       }
+       RETURN ${FACT_FIELDS} AS item, a.title AS title, previous.value AS previousValue, passageIds
+       ORDER BY f.subject, f.attribute`,
+      { asOf: toNeo4jDateTime(asOf) },
+    );
+    return rows.map((row) => ({ fact: toFact(row.item), title: row.title, previousValue: row.previousValue, passageIds: row.passageIds }));
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Multinomial logistic regression trained by full-batch Adam on the cross-entropy with L2,
+ * written out in the addon Classifier's JSON format (a linear layer on standardised
+ * features). Full batches and a zero start make training deterministic: the same rows give
+ * the same weights, so a committed model can be reproduced by its training command.
+ */
+import type { ClassifierModelJson } from '../native/index.js';
+
+export interface TrainingRow {
+  features: readonly number[];
+  /** Index into `classes`. */
+  label: number;
+  /** How much the row counts (default 1); used to balance rare classes. */
+  weight?: number;
+}
+
+export interface SoftmaxTrainingOptions {
+  classes: readonly string[];
+  features: readonly string[];
+  iterations?: number;
+  learningRate?: number;
+  l2?: number;
+  /** Weight each class by the inverse of its frequency, so a rare class is not ignored. */
+  balanceClasses?: boolean;
+}
+
+export interface TrainedModel {
+  model: ClassifierModelJson;
+  /** Mean cross-entropy on the training rows after the last step. */
+  loss: number;
+}
+
+function standardisation(rows: readonly TrainingRow[], width: number): { mean: number[]; std: number[] } {
+  const mean = new Array<number>(width).fill(0);
+  const std = new Array<number>(width).fill(0);
+  for (const row of rows) for (let j = 0; j < width; j++) mean[j]! += row.features[j]! / rows.length;
+  for (const row of rows) for (let j = 0; j < width; j++) std[j]! += (row.features[j]! - mean[j]!) ** 2 / rows.length;
+  // A constant feature carries nothing; a unit spread keeps it harmless instead of dividing by zero.
+  return { mean, std: std.map((variance) => (variance > 1e-12 ? Math.sqrt(variance) : 1)) };
+}
+
+export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: SoftmaxTrainingOptions): TrainedModel {
+  const width = options.features.length;
+  const classes = options.classes.length;
+  if (rows.length === 0) throw new RangeError('training needs at least one row');
+  rows.forEach((row, r) => {
+    if (row.features.length !== width) throw new RangeError(`row ${r} has ${row.features.length} features, expected ${width}`);
+    if (!Number.isInteger(row.label) || row.label < 0 || row.label >= classes) throw new RangeError(`row ${r} has label ${row.label}, expected 0..${classes - 1}`);
+    if (!row.features.every(Number.isFinite)) throw new RangeError(`row ${r} has a feature that is NaN or Infinity`);
+  });
+  const { iterations = 400, learningRate = 0.05, l2 = 1e-4 } = options;
+  const { mean, std } = standardisation(rows, width);
+  const x = rows.map((row) => row.features.map((v, j) => (v - mean[j]!) / std[j]!));
+  const counts = new Array<number>(classes).fill(0);
+  for (const row of rows) counts[row.label]! += 1;
+  const classWeight = counts.map((count) => (options.balanceClasses && count > 0 ? rows.length / (classes * count) : 1));
+  const rowWeight = rows.map((row) => (row.weight ?? 1) * classWeight[row.label]!);
+  const totalWeight = rowWeight.reduce((a, b) => a + b, 0);
+
+  // Parameters: classes × (width + 1), the last column the bias.
+  const size = classes * (width + 1);
+  const params = new Float64Array(size);
+  const m = new Float64Array(size);
+  const v = new Float64Array(size);
+  const gradient = new Float64Array(size);
+  const probabilities = new Float64Array(classes);
+  let loss = 0;
+  const forward = (features: readonly number[]): void => {
+    let max = -Infinity;
+    for (let c = 0; c < classes; c++) {
+      let z = params[c * (width + 1) + width]!;
+      for (let j = 0; j < width; j++) z += params[c * (width + 1) + j]! * features[j]!;
+      probabilities[c] = z;
+      max = Math.max(max, z);
+    }
+    let sum = 0;
+    for (let c = 0; c < classes; c++) sum += probabilities[c] = Math.exp(probabilities[c]! - max);
+    for (let c = 0; c < classes; c++) probabilities[c]! /= sum;
+  };
+  for (let step = 1; step <= iterations; step++) {
+    gradient.fill(0);
+    loss = 0;
+    x.forEach((features, r) => {
+      forward(features);
+      const w = rowWeight[r]! / totalWeight;
+      loss -= w * Math.log(Math.max(probabilities[rows[r]!.label]!, 1e-12));
+      for (let c = 0; c < classes; c++) {
+        const error = w * (probabilities[c]! - (c === rows[r]!.label ? 1 : 0));
+        for (let j = 0; j < width; j++) gradient[c * (width + 1) + j]! += error * features[j]!;
+        gradient[c * (width + 1) + width]! += error;
+      }
+    });
+    for (let i = 0; i < size; i++) {
+      const isBias = i % (width + 1) === width;
+      const g = gradient[i]! + (isBias ? 0 : l2 * params[i]!);
+      m[i] = 0.9 * m[i]! + 0.1 * g;
+      v[i] = 0.999 * v[i]! + 0.001 * g * g;
+      const mHat = m[i]! / (1 - 0.9 ** step);
+      const vHat = v[i]! / (1 - 0.999 ** step);
+      params[i]! -= (learningRate * mHat) / (Math.sqrt(vHat) + 1e-8);
+    }
+  }
+  const round = (value: number): number => Number(value.toPrecision(7));
+  return {
+    loss,
+    model: {
+      type: 'linear',
+      classes: [...options.classes],
+      features: [...options.features],
+      normalization: { mean: mean.map(round), std: std.map(round) },
+      layers: [
+        {
+          weights: Array.from({ length: classes }, (_, c) => Array.from(params.subarray(c * (width + 1), c * (width + 1) + width), round)),
+          bias: Array.from({ length: classes }, (_, c) => round(params[c * (width + 1) + width]!)),
+        },
+      ],
+    },
+  };
+}

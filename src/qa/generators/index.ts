@@ -1,0 +1,37 @@
+import { ExtractiveGenerator } from './extractive.js';
+import { OpenAIGenerator } from './openai.js';
+import { GeneratorConfigError, type Generator } from './types.js';
+
+export type * from './types.js';
+export { GeneratorConfigError, GeneratorRequestError } from './types.js';
+
+export const DEFAULT_GENERATOR = 'extractive';
+
+/**
+ * The generators this process can use: `extractive` always; `openai` when
+ * CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL are set (nothing calls out otherwise).
+ */
+export class GeneratorRegistry {
+  private readonly generators = new Map<string, Generator>();
+
+  constructor(env: NodeJS.ProcessEnv = process.env) {
+    this.generators.set('extractive', new ExtractiveGenerator());
+    if (env.CHRONOQL_GENERATOR_BASE_URL) {
+      this.generators.set(
+        'openai',
+        new OpenAIGenerator({ baseUrl: env.CHRONOQL_GENERATOR_BASE_URL, model: env.CHRONOQL_GENERATOR_MODEL ?? '', apiKey: env.CHRONOQL_GENERATOR_API_KEY }),
+      );
+    }
+  }
+
+  get names(): string[] {
+    return [...this.generators.keys()];
+  }
+
+  get(name: string | null | undefined): Generator {
+    const generator = this.generators.get(name ?? DEFAULT_GENERATOR);
+    if (generator) return generator;
+    const hint = name === 'openai' ? ' (set CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL)' : '';
+    throw new GeneratorConfigError(`generator '${name}' is not available${hint}; available: ${this.names.join(', ')}`);
+  }
+}

@@ -1,0 +1,56 @@
+/** What a question asks for and the words and cues the answerers and the retrieval decision work from. */
+import { annotate, AnswerType, type Token } from './text.js';
+
+export interface QuestionAnalysis {
+  text: string;
+  answerType: AnswerType;
+  tokens: Token[];
+  /** Stems of the content words (no stop words, no wh-words). */
+  terms: Set<string>;
+  /** Words and phrases saying the answer depends on when it is asked ("current", "as of", a year). */
+  temporalCues: string[];
+  /** Years the question names. */
+  years: number[];
+  /** "before that", "previous", …: the question asks for an earlier value than the one in context. */
+  asksForEarlier: boolean;
+}
+
+const TYPE_RULES: Array<[RegExp, AnswerType]> = [
+  [/\b(when|what (year|date|day|month|time|century|decade)|which (year|date|day|month|century|decade)|since when)\b/, AnswerType.DATE],
+  [/\b(how (many|much|long|far|old|tall|high|large|big|deep|wide|fast)|what (percentage|percent|number|amount|rate|size|population|share))\b/, AnswerType.NUMBER],
+  [/\b(where|what (city|country|state|place|region|continent|town|location|island|river)|which (city|country|state|place|region|continent|town|location|island|river))\b/, AnswerType.PLACE],
+  [/\b(who|whom|whose|which (person|team|club|company|organi[sz]ation|group|party|player|country's))\b/, AnswerType.NAME],
+];
+
+const TEMPORAL_PATTERNS: RegExp[] = [
+  /\b(now|nowadays|today|currently|current|presently|at present|latest|newest|most recent|recently|recent|incumbent|still|so far|to date|as of|this (year|month|week|season)|right now|these days|new)\b/g,
+];
+const EARLIER_PATTERN = /\b(before (that|him|her|them|then)|previous(ly)?|prior|former|predecessor|earlier|preceded|until then)\b/;
+const WH_WORDS = new Set(['who', 'whom', 'whose', 'what', 'which', 'when', 'where', 'why', 'how']);
+
+export function expectedAnswerType(question: string): AnswerType {
+  const lower = question.toLowerCase();
+  // The first rule whose wh-phrase comes earliest decides: "Who won in what year?" asks for a name.
+  let best: { at: number; type: AnswerType } | null = null;
+  for (const [pattern, type] of TYPE_RULES) {
+    const match = pattern.exec(lower);
+    if (match && (best === null || match.index < best.at)) best = { at: match.index, type };
+  }
+  return best?.type ?? AnswerType.THING;
+}
+
+export function analyseQuestion(question: string): QuestionAnalysis {
+  const tokens = annotate(question).flatMap((sentence) => sentence.tokens);
+  const lower = question.toLowerCase();
+  const temporalCues = TEMPORAL_PATTERNS.flatMap((pattern) => [...lower.matchAll(pattern)].map((match) => match[0]));
+  const years = [...question.matchAll(/\b(1[5-9]\d\d|2\d\d\d)\b/g)].map((match) => Number(match[1]));
+  return {
+    text: question,
+    answerType: expectedAnswerType(question),
+    tokens,
+    terms: new Set(tokens.filter((token) => !token.stop && !WH_WORDS.has(token.lower) && /[\p{L}\p{N}]/u.test(token.text)).map((token) => token.stem)),
+    temporalCues: [...new Set([...temporalCues, ...years.map(String)])],
+    years,
+    asksForEarlier: EARLIER_PATTERN.test(lower),
+  };
+}
