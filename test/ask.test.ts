@@ -6,8 +6,6 @@ import { exactMatch, f1Score, matchAccuracy } from '../src/bench/answerMetrics.j
 import { generateQuestions } from '../src/bench/questionGeneration.js';
 import { AnsweringRepository } from '../src/graph/answeringRepository.js';
 import { SnapshotRepository } from '../src/graph/snapshotRepository.js';
-import { demoSnapshots } from '../src/ingest/demoCorpus.js';
-import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
 import { trainSoftmaxRegression } from '../src/learning/softmaxRegression.js';
 import { AskService } from '../src/qa/askService.js';
 import { CertaintyGate, GATE_CLASSES, GATE_FEATURES } from '../src/qa/certaintyGate.js';
@@ -19,7 +17,7 @@ import { trainGate } from '../src/qa/training.js';
 import { RetrievalMode } from '../src/qa/types.js';
 import type { QaItem } from '../src/retrieval/evaluation.js';
 import type { Runtime } from '../src/server/runtime.js';
-import { execute, openTestRuntime, resetKnowledge } from './support.js';
+import { execute, ingestDemo, openTestRuntime } from './support.js';
 
 describe('answer metrics and question reading', () => {
   it('scores with SQuAD normalisation', () => {
@@ -63,10 +61,7 @@ describe('ask on the demo corpus', () => {
   let runtime: Runtime;
   before(async () => {
     runtime = await openTestRuntime();
-    await resetKnowledge(runtime);
-    for (const snapshot of await demoSnapshots()) {
-      await runtime.services.ingest.ingest(await readSnapshotFile(snapshot.file), { takenAt: snapshot.takenAt, source: snapshot.source });
-    }
+    await ingestDemo(runtime);
     await runtime.services.retrieval.catchUp();
   });
   after(async () => {

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { demoSnapshots } from '../src/ingest/demoCorpus.js';
-import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
 import type { Runtime } from '../src/server/runtime.js';
-import { execute, openTestRuntime, resetKnowledge } from './support.js';
+import { execute, ingestDemo, openTestRuntime } from './support.js';
 
 let runtime: Runtime;
 before(async () => {
   runtime = await openTestRuntime();
-  await resetKnowledge(runtime);
-  for (const snapshot of await demoSnapshots()) {
-    await runtime.services.ingest.ingest(await readSnapshotFile(snapshot.file), { takenAt: snapshot.takenAt, source: snapshot.source });
-  }
+  await ingestDemo(runtime);
 });
 after(async () => {
   await runtime.close();

@@ -7,7 +7,8 @@ import { chronoqlSchema } from '../src/schema/index.js';
 import { loadConfig } from '../src/server/config.js';
 import { createLogger } from '../src/server/logger.js';
 import { openRuntime, type Runtime } from '../src/server/runtime.js';
-import type { ArticleInput } from '../src/ingest/snapshotReader.js';
+import { readSnapshotFile, type ArticleInput } from '../src/ingest/snapshotReader.js';
+import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 
 /**
  * A runtime on the test Neo4j (started by scripts/run-tests.mjs, or a managed one in
@@ -39,3 +40,11 @@ export function article(id: string, text: string, infobox: Record<string, string
 }
 
 export const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
+
+/** Empties the store and ingests the demo corpus, snapshot by snapshot. */
+export async function ingestDemo(runtime: Runtime): Promise<void> {
+  await resetKnowledge(runtime);
+  for (const snapshot of await demoSnapshots()) {
+    await runtime.services.ingest.ingest(await readSnapshotFile(snapshot.file), { takenAt: snapshot.takenAt, source: snapshot.source });
+  }
+}

@@ -4,6 +4,7 @@
  * the server returns them, the confidence is the mean token probability, otherwise 0.5.
  */
 import { isoDay } from '../../graph/temporal.js';
+import { openAiEndpoint } from '../../tools/openaiEndpoint.js';
 import { MAX_ANSWER_TOKENS } from '../text.js';
 import { GeneratorConfigError, GeneratorRequestError, type Generation, type GenerationInput, type Generator } from './types.js';
 
@@ -28,16 +29,9 @@ const SYSTEM_PROMPT =
   'When a document is given, answer from the document as of its date.';
 
 export function chatCompletionsUrl(baseUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new GeneratorConfigError(`openai generator: baseUrl "${baseUrl}" is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new GeneratorConfigError(`openai generator: baseUrl "${baseUrl}" must be http(s)`);
-  const path = url.pathname.replace(/\/+$/, '');
-  url.pathname = path.endsWith('/v1') ? `${path}/chat/completions` : `${path}/v1/chat/completions`;
-  return url.toString();
+  const endpoint = openAiEndpoint(baseUrl, 'chat/completions');
+  if ('problem' in endpoint) throw new GeneratorConfigError(`openai generator: ${endpoint.problem}`);
+  return endpoint.url;
 }
 
 /** The first MAX_ANSWER_TOKENS words of a reply, without a trailing period. */

@@ -9,22 +9,16 @@
  * server returns. Uses Node's global fetch.
  */
 import { EmbedderConfigError, EmbedderRequestError, type Embedder, type OpenAIEmbedderConfig } from './types.js';
+import { openAiEndpoint } from '../../tools/openaiEndpoint.js';
 import { normalizeRows } from './vectors.js';
 
 const DEFAULTS = { batchSize: 64, maxRetries: 5, initialBackoffMs: 500, maxBackoffMs: 10_000, timeoutMs: 60_000 };
 
 /** `{baseUrl}/v1/embeddings`, accepting a base URL that already ends in `/v1`. */
 export function embeddingsUrl(baseUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new EmbedderConfigError(`openai embedder: baseUrl "${baseUrl}" is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EmbedderConfigError(`openai embedder: baseUrl "${baseUrl}" must be http(s)`);
-  const path = url.pathname.replace(/\/+$/, '');
-  url.pathname = path.endsWith('/v1') ? `${path}/embeddings` : `${path}/v1/embeddings`;
-  return url.toString();
+  const endpoint = openAiEndpoint(baseUrl, 'embeddings');
+  if ('problem' in endpoint) throw new EmbedderConfigError(`openai embedder: ${endpoint.problem}`);
+  return endpoint.url;
 }
 
 interface EmbeddingsResponse {
