@@ -17,7 +17,7 @@ const WARM_UP_REQUESTS = 200;
  * A corpus of about `passages` passages made of real sentences: the demo corpus's sentences
  * recombined, four two-sentence paragraphs (one passage each) per article.
  */
-function recombinedCorpus(pool: string[], passages: number): ArticleInput[] {
+export function recombinedCorpus(pool: string[], passages: number): ArticleInput[] {
   const random = seeded(7);
   const pick = (): string => pool[Math.floor(random() * pool.length)]!;
   return Array.from({ length: Math.ceil(passages / PARAGRAPHS) }, (_, a) => {

@@ -244,6 +244,17 @@ bench
     printResult(result, options.json);
   });
 bench
+  .command('ask')
+  .description('`ask` p50/p99 per retrieval mode (single requests over HTTP) and `batchAsk` questions/s, with the time share per stage.')
+  .addOption(new Option('--corpus <corpus>', 'the demo corpus, or the demo plus a synthetic corpus of recombined demo sentences').choices(['demo', 'synthetic']).default('demo'))
+  .option('--passages <n>', 'synthetic passages', (v) => Number.parseInt(v, 10), 100_000)
+  .option('--requests <n>', 'timed requests per mode', (v) => Number.parseInt(v, 10), 500)
+  .option('--json', 'print JSON')
+  .action(async (options: { corpus: 'demo' | 'synthetic'; passages: number; requests: number; json?: boolean }) => {
+    const { runAskBenchmark } = await import('../bench/ask.js');
+    printResult(await runAskBenchmark(options), options.json);
+  });
+bench
   .command('fusion')
   .description('Choose the hybrid fusion on one half of a QA set (split by article, contexts as corpus) and report it on the other half.')
   .requiredOption('--qa <file>', 'QA file with contexts (e.g. a SQuAD subset)')
@@ -297,7 +308,7 @@ program
     const { trainSpanScorer } = await import('./qa/training.js');
     const trained = trainSpanScorer(splitByArticle(await readQaFile(options.qa), options.split));
     await writeJson(options.out, trained.model);
-    process.stdout.write(`span scorer: ${trained.questions} questions, ${trained.rows} spans, loss ${trained.loss.toFixed(4)} → ${options.out}\n`);
+    process.stdout.write(`span scorer: ${trained.questions} questions, ${trained.candidates} candidate spans, loss ${trained.loss.toFixed(4)} → ${options.out}\n`);
   });
 
 program

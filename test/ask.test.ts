@@ -246,7 +246,7 @@ describe('ask on the demo corpus', () => {
     const report = await trainGate(runtime.services.answering, runtime.services.retrieval, items);
     const gate = CertaintyGate.fromModel(report.model);
     assert.ok(report.rows.reliable > 0 && report.rows.uncertain > 0);
-    assert.ok([0, 0.5, 1, 1.5, 2, 3, 4].includes(gate.lambda));
+    assert.ok([0, 0.5, 1, 2, 4, 8, 16, 32, 64].includes(gate.lambda));
     assert.ok(report.heldOutAccuracy > 0.5, `held-out accuracy ${report.heldOutAccuracy}`);
   });
 });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { demoSnapshots } from '../src/ingest/demoCorpus.js';
+import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { execute, ingestDemo, openTestRuntime } from './support.js';
 
@@ -10,6 +12,16 @@ before(async () => {
 });
 after(async () => {
   await runtime.close();
+});
+
+it('ingesting the demo again changes nothing: every snapshot is already there', async () => {
+  const before = await execute(runtime, '{ changes(first: 1) { totalCount } }');
+  for (const snapshot of await demoSnapshots()) {
+    const report = await runtime.services.ingest.ingest(await readSnapshotFile(snapshot.file), { takenAt: snapshot.takenAt, source: snapshot.source });
+    assert.equal(report.alreadyIngested, true, snapshot.file);
+  }
+  const after = await execute(runtime, '{ changes(first: 1) { totalCount } }');
+  assert.equal(after.data.changes.totalCount, before.data.changes.totalCount);
 });
 
 it('holds at least 30 articles over at least 3 snapshots', async () => {

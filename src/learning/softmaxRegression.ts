@@ -117,3 +117,69 @@ export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: So
     },
   };
 }
+
+/** The candidates of one question: feature rows and which of them are correct. */
+export interface CandidateGroup {
+  features: readonly (readonly number[])[];
+  correct: readonly boolean[];
+}
+
+/**
+ * A linear ranker trained listwise (a conditional logit): for each group, a softmax over its
+ * candidates, maximising the probability of the correct ones, which is what picking the
+ * top-scored candidate needs. Written as a two-class model (`classes[0]` scores w·x, the
+ * other 0), so p(classes[0]) = sigmoid(w·x) orders candidates as the ranker does.
+ */
+export function trainListwiseRanker(
+  groups: readonly CandidateGroup[],
+  options: { classes: readonly [string, string]; features: readonly string[]; iterations?: number; learningRate?: number; l2?: number },
+): TrainedModel {
+  const width = options.features.length;
+  const usable = groups.filter((group) => group.correct.some(Boolean));
+  if (usable.length === 0) throw new RangeError('training needs at least one group with a correct candidate');
+  const allRows = usable.flatMap((group) => group.features.map((features) => ({ features, label: 0 })));
+  allRows.forEach((row, r) => {
+    if (row.features.length !== width || !row.features.every(Number.isFinite)) throw new RangeError(`candidate ${r} has ${row.features.length} features or a non-finite one, expected ${width} finite`);
+  });
+  const { mean, std } = standardisation(allRows, width);
+  const standardised = usable.map((group) => group.features.map((row) => row.map((v, j) => (v - mean[j]!) / std[j]!)));
+  const { iterations = 300, learningRate = 0.05, l2 = 1e-4 } = options;
+  const w = new Float64Array(width);
+  const m = new Float64Array(width);
+  const v = new Float64Array(width);
+  let loss = 0;
+  for (let step = 1; step <= iterations; step++) {
+    const gradient = new Float64Array(width);
+    loss = 0;
+    standardised.forEach((rows, g) => {
+      const scores = rows.map((row) => row.reduce((sum, x, j) => sum + x * w[j]!, 0));
+      const max = Math.max(...scores);
+      const exps = scores.map((score) => Math.exp(score - max));
+      const total = exps.reduce((a, b) => a + b, 0);
+      const p = exps.map((e) => e / total);
+      const correct = p.reduce((sum, pi, i) => sum + (usable[g]!.correct[i] ? pi : 0), 0);
+      loss -= Math.log(Math.max(correct, 1e-12)) / usable.length;
+      rows.forEach((row, i) => {
+        const coefficient = (p[i]! - (usable[g]!.correct[i] ? p[i]! / correct : 0)) / usable.length;
+        for (let j = 0; j < width; j++) gradient[j]! += coefficient * row[j]!;
+      });
+    });
+    for (let j = 0; j < width; j++) {
+      const g = gradient[j]! + l2 * w[j]!;
+      m[j] = 0.9 * m[j]! + 0.1 * g;
+      v[j] = 0.999 * v[j]! + 0.001 * g * g;
+      w[j]! -= (learningRate * (m[j]! / (1 - 0.9 ** step))) / (Math.sqrt(v[j]! / (1 - 0.999 ** step)) + 1e-8);
+    }
+  }
+  const round = (value: number): number => Number(value.toPrecision(7));
+  return {
+    loss,
+    model: {
+      type: 'linear',
+      classes: [...options.classes],
+      features: [...options.features],
+      normalization: { mean: mean.map(round), std: std.map(round) },
+      layers: [{ weights: [Array.from(w, round), new Array<number>(width).fill(0)], bias: [0, 0] }],
+    },
+  };
+}

@@ -56,6 +56,8 @@ export interface AskServiceOptions {
   gate?: CertaintyGate | null;
   /** The generator's knowledge cutoff; default the earliest snapshot's date. */
   cutoff?: Date | null;
+  /** Whether the asked fact joins the retrieved passages as a candidate (default true; false measures the text path alone). */
+  factCandidates?: boolean;
 }
 
 /** A candidate with the gate's feature row (kept for training the gate). */
@@ -358,7 +360,7 @@ export class AskService {
         const evidence = hits[i]!.map((hit) => hitEvidence(hit, 1));
         job.rounds.push({ round: 1, query: job.query, omega: 0, hits: evidence });
         // The RaLM baseline reads retrieved passages only; the gated modes also weigh the graph's fact.
-        const withFact = job.currentFact && job.mode !== RetrievalMode.ALWAYS ? [factEvidence(job.currentFact, 1)] : [];
+        const withFact = job.currentFact && job.mode !== RetrievalMode.ALWAYS && this.options.factCandidates !== false ? [factEvidence(job.currentFact, 1)] : [];
         job.candidates = [...evidence, ...withFact].map((e) => this.blankCandidate(e));
       });
     }

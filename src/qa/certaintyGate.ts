@@ -83,7 +83,8 @@ export function gateFeatures(context: GateContext): number[] {
     inDocument ? 1 : 0,
     answerSpans.some((span) => span.types.has(question.answerType)) ? 1 : 0,
     isFact ? 1 : termCoverage(question.terms, answerSentence(evidence.text, answer)),
-    currentFact === null || normalized === '' ? 0 : f1Score(answer, [currentFact.value]) >= 0.5 ? 1 : -1,
+    // From -1 (disagrees) to 1 (the same value): a part of the value ("Klopp") agrees only partly.
+    currentFact === null || normalized === '' ? 0 : 2 * f1Score(answer, [currentFact.value]) - 1,
     isFact ? 1 : 0,
     Math.max(0, (context.asOf.getTime() - evidence.validFrom.getTime()) / YEAR_MS),
     Math.log1p(context.profile?.recentRevisions ?? 0),

@@ -18,6 +18,9 @@ const KINDS = [
   ['Phrase', AnswerType.THING],
 ] as const;
 const QUESTION_TYPES = Object.values(AnswerType);
+/** Parts of speech around and at the edges of a span that say whether it is a whole answer. */
+const CONTEXT_POS = ['ADP', 'VERB', 'AUX', 'DET', 'PUNCT', 'NOUN', 'CCONJ', 'PROPN'] as const;
+const EDGE_POS = ['NOUN', 'PROPN', 'NUM', 'ADJ'] as const;
 
 export const SPAN_FEATURES = [
   'typeMatch',
@@ -34,10 +37,16 @@ export const SPAN_FEATURES = [
   'bestSentence',
   'tail',
   'joined',
+  'leftProximity',
+  'rightProximity',
+  'weightedProximity',
+  'verbProximity',
+  ...CONTEXT_POS.flatMap((pos) => [`before${pos}`, `after${pos}`]),
+  ...EDGE_POS.flatMap((pos) => [`starts${pos}`, `ends${pos}`]),
   // Which kinds of span answer which kinds of question, learned rather than written down.
   ...QUESTION_TYPES.flatMap((type) => KINDS.map(([kind]) => `${type.toLowerCase()}Question${kind}`)),
 ] as const;
-export const SPAN_CLASSES = ['answer', 'other'] as const;
+export const SPAN_CLASSES: readonly [string, string] = ['answer', 'other'];
 
 const WINDOW = 10;
 
@@ -63,6 +72,8 @@ export function spanCandidates(question: QuestionAnalysis, text: string): SpanCa
     return held / question.terms.size;
   };
   const coverages = sentences.map(coverage);
+  // The question's own verbs ("won", "founded") anchor the answer more than its nouns.
+  const questionVerbs = new Set(question.tokens.filter((t) => t.pos === 'VERB' && !t.stop).map((t) => t.stem));
   // Rarer words of the passage say more about where the answer is (inverse sentence frequency).
   const frequency = new Map<string, number>();
   for (const sentence of sentences) for (const stem of new Set(sentence.tokens.map((t) => t.stem))) frequency.set(stem, (frequency.get(stem) ?? 0) + 1);
@@ -88,6 +99,14 @@ export function spanCandidates(question: QuestionAnalysis, text: string): SpanCa
     for (const span of candidateSpans(sentence, s)) {
       const outside = matches.filter((i) => i < span.start || i >= span.end);
       const distance = outside.length === 0 ? Infinity : Math.min(...outside.map((i) => (i < span.start ? span.start - i : i - span.end + 1)));
+      const left = outside.filter((i) => i < span.start);
+      const right = outside.filter((i) => i >= span.end);
+      let weightedProximity = 0;
+      for (const i of outside) weightedProximity += weight(tokens[i]!.stem) / (1 + (i < span.start ? span.start - i : i - span.end + 1));
+      const verbs = outside.filter((i) => questionVerbs.has(tokens[i]!.stem));
+      const verbDistance = verbs.length === 0 ? Infinity : Math.min(...verbs.map((i) => (i < span.start ? span.start - i : i - span.end + 1)));
+      const before = tokens[span.start - 1]?.pos;
+      const after = tokens[span.end]?.pos;
       const window = new Set(outside.filter((i) => i >= span.start - WINDOW && i < span.end + WINDOW).map((i) => tokens[i]!.stem));
       const spanContent = tokens.slice(span.start, span.end).filter((t) => !t.stop);
       const neighbour = (from: number, step: number): boolean => {
@@ -113,6 +132,12 @@ export function spanCandidates(question: QuestionAnalysis, text: string): SpanCa
           coverages[s] === best && best > 0 ? 1 : 0,
           span.form === 'tail' ? 1 : 0,
           span.form === 'joined' ? 1 : 0,
+          left.length === 0 ? 0 : 1 / (1 + span.start - Math.max(...left)),
+          right.length === 0 ? 0 : 1 / (1 + Math.min(...right) - span.end + 1),
+          questionWeight === 0 ? 0 : weightedProximity / questionWeight,
+          1 / (1 + verbDistance),
+          ...CONTEXT_POS.flatMap((pos) => [before === pos ? 1 : 0, after === pos ? 1 : 0]),
+          ...EDGE_POS.flatMap((pos) => [tokens[span.start]!.pos === pos ? 1 : 0, tokens[span.end - 1]!.pos === pos ? 1 : 0]),
           ...QUESTION_TYPES.flatMap((type) => KINDS.map(([, kind]) => (type === question.answerType && span.types.has(kind) ? 1 : 0))),
         ],
       });

@@ -4,7 +4,7 @@
  * - the certainty gate and ARR's λ, on QA items with types and evidence, `chronoql train-gate`.
  */
 import { exactMatch, f1Score, matchAccuracy, normalizeAnswer } from '../bench/answerMetrics.js';
-import { trainSoftmaxRegression, type TrainingRow } from '../learning/softmaxRegression.js';
+import { trainListwiseRanker, trainSoftmaxRegression, type CandidateGroup } from '../learning/softmaxRegression.js';
 import type { ClassifierModelJson } from '../native/index.js';
 import type { QaItem } from '../retrieval/evaluation.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
@@ -14,39 +14,27 @@ import { analyseQuestion } from './question.js';
 import { SPAN_CLASSES, SPAN_FEATURES, spanCandidates } from './spanScorer.js';
 import { EvidenceKind, RetrievalMode } from './types.js';
 
-/** Negatives kept per question: enough to learn from, few enough to train in seconds. */
-const NEGATIVES_PER_QUESTION = 40;
-
-/** The span scorer trained on gold paragraphs: spans that equal a gold answer against the question's other spans. */
-export function trainSpanScorer(items: readonly QaItem[]): { model: ClassifierModelJson; questions: number; rows: number; loss: number } {
-  const rows: TrainingRow[] = [];
-  let questions = 0;
-  for (const item of items) {
+/** The span scorer, ranking the candidate spans of each gold paragraph so that a span equal to a gold answer comes first. */
+export function trainSpanScorer(items: readonly QaItem[]): { model: ClassifierModelJson; questions: number; candidates: number; loss: number } {
+  const groups: CandidateGroup[] = items.flatMap((item) => {
     const text = item.documents[0]?.text;
-    if (!text) continue;
+    if (!text) return [];
     const candidates = spanCandidates(analyseQuestion(item.question), text);
-    const positives = candidates.filter((c) => exactMatch(c.text, item.answers) === 1);
-    if (positives.length === 0) continue;
-    questions++;
-    const negatives = candidates.filter((c) => exactMatch(c.text, item.answers) === 0);
-    const step = Math.max(1, Math.floor(negatives.length / NEGATIVES_PER_QUESTION));
-    for (const c of positives) rows.push({ features: c.features, label: 0 });
-    negatives.forEach((c, i) => {
-      if (i % step === 0) rows.push({ features: c.features, label: 1 });
-    });
-  }
-  const { model, loss } = trainSoftmaxRegression(rows, { classes: SPAN_CLASSES, features: SPAN_FEATURES, iterations: 300 });
-  return { model, questions, rows: rows.length, loss };
+    return [{ features: candidates.map((c) => c.features), correct: candidates.map((c) => exactMatch(c.text, item.answers) === 1) }];
+  });
+  const usable = groups.filter((group) => group.correct.some(Boolean));
+  const { model, loss } = trainListwiseRanker(usable, { classes: SPAN_CLASSES, features: SPAN_FEATURES });
+  return { model, questions: usable.length, candidates: usable.reduce((n, group) => n + group.features.length, 0), loss };
 }
 
 /**
  * GrowOVER's labels, for every (question, document, candidate) of the first round: reliable
- * when the candidate is a gold answer; misleading when it is an answer that no longer holds
+ * when the candidate holds a whole gold answer (a part of a name is not reliable); misleading when it is an answer that no longer holds
  * (a CHANGED item's previous answer) or the item is CHANGED and the document lacks the current
  * answer; uncertain otherwise (the evidence was missed, or the answer is wrong).
  */
 export function gateLabel(item: QaItem, answer: string, documentText: string): GateClass {
-  if (answer !== '' && (matchAccuracy(answer, item.answers) === 1 || f1Score(answer, item.answers) >= 0.5)) return 'reliable';
+  if (answer !== '' && matchAccuracy(answer, item.answers) === 1) return 'reliable';
   const stale = item.previousAnswers.length > 0 && answer !== '' && f1Score(answer, item.previousAnswers) >= 0.5;
   const holdsAnswer = item.answers.some((a) => normalizeAnswer(documentText).includes(normalizeAnswer(a)));
   if (stale || (item.type === 'CHANGED' && !holdsAnswer)) return 'misleading';
@@ -63,7 +51,8 @@ export interface GateTrainingReport {
   lambdaSearch: Array<{ lambda: number; hitRate: number; questions: number }>;
 }
 
-const LAMBDAS = [0, 0.5, 1, 1.5, 2, 3, 4];
+// GrowOVER used 2.0; p(reliable) of an untrusted answer is often small, so larger λ are tried too.
+const LAMBDAS = [0, 0.5, 1, 2, 4, 8, 16, 32, 64];
 
 /** Alternating subjects: the 1st, 3rd, … subject's items train, the others are held out. */
 export function splitBySubject(items: readonly QaItem[]): { train: QaItem[]; heldOut: QaItem[] } {

@@ -1,0 +1,116 @@
+/**
+ * `ask` latency per retrieval mode (single requests over HTTP) and `batchAsk` throughput, with
+ * the share of time per pipeline stage, on the demo corpus or on a synthetic corpus of
+ * recombined demo sentences. Questions: the demo corpus's generated fact questions, at their dates.
+ */
+import { generateQuestions } from '../src/bench/questionGeneration.js';
+import { AnsweringRepository } from '../src/graph/answeringRepository.js';
+import { countNodes } from '../src/graph/maintenance.js';
+import { SnapshotRepository } from '../src/graph/snapshotRepository.js';
+import { demoSnapshots } from '../src/ingest/demoCorpus.js';
+import { splitSentences } from '../src/ingest/sentenceSplitter.js';
+import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
+import { RetrievalMode, type StageTimings } from '../src/qa/types.js';
+import { startServer } from '../src/server/app.js';
+import { createLogger } from '../src/server/logger.js';
+import { machine, openBenchRuntime, percentile, writeResult } from './common.js';
+import { recombinedCorpus } from './retrievalLatency.js';
+
+const WARM_UP_REQUESTS = 100;
+const BATCH_SIZE = 64;
+const MODES = [RetrievalMode.NEVER, RetrievalMode.ALWAYS, RetrievalMode.GATED, RetrievalMode.RILM, RetrievalMode.ADAPTIVE];
+const STAGES = ['decisionMs', 'retrievalMs', 'generationMs', 'gateMs', 'reRetrievalMs'] as const;
+
+const ASK = `query Ask($q: String!, $asOf: DateTime, $mode: RetrievalMode!) { ask(question: $q, asOf: $asOf, retrieval: $mode) { text timings { ${STAGES.join(' ')} totalMs } } }`;
+const BATCH = `query Batch($qs: [AskInput!]!) { batchAsk(questions: $qs) { text timings { ${STAGES.join(' ')} totalMs } } }`;
+
+interface Question {
+  question: string;
+  asOf: string;
+}
+
+function shares(timings: StageTimings[]): Record<string, number> {
+  const total = timings.reduce((sum, t) => sum + STAGES.reduce((s, stage) => s + t[stage], 0), 0);
+  return Object.fromEntries(STAGES.map((stage) => [stage.replace(/Ms$/, ''), Number((timings.reduce((sum, t) => sum + t[stage], 0) / Math.max(total, 1e-9)).toFixed(3))]));
+}
+
+export async function runAskBenchmark(options: { corpus: 'demo' | 'synthetic'; passages: number; requests: number }): Promise<Record<string, unknown>> {
+  const runtime = await openBenchRuntime();
+  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', log: createLogger('warn') });
+  try {
+    const snapshots = await demoSnapshots();
+    const pool = new Set<string>();
+    for (const snapshot of snapshots) {
+      const articles = await readSnapshotFile(snapshot.file);
+      await runtime.services.ingest.ingest(articles, { takenAt: snapshot.takenAt, source: snapshot.source });
+      for (const article of articles) for (const sentence of splitSentences(article.text)) pool.add(sentence.text);
+    }
+    // The questions come from the demo facts; the synthetic corpus is then added beside them (as of the last demo date).
+    const generated = await generateQuestions(new AnsweringRepository(runtime.services.db), await new SnapshotRepository(runtime.services.db).list());
+    const questions: Question[] = generated.map((item) => ({ question: item.question, asOf: item.asOf }));
+    if (options.corpus === 'synthetic') {
+      const last = snapshots[snapshots.length - 1]!.takenAt;
+      await runtime.services.ingest.ingest(recombinedCorpus([...pool], options.passages), { takenAt: new Date(last.getTime() + 86_400_000), source: 'bench', batchSize: 500 });
+    }
+    const embedStarted = performance.now();
+    await runtime.services.retrieval.catchUp();
+    const embedSeconds = (performance.now() - embedStarted) / 1000;
+
+    const post = async (query: string, variables: Record<string, unknown>): Promise<{ data: any; ms: number }> => {
+      const started = performance.now();
+      const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+      const body = (await response.json()) as { data?: unknown; errors?: unknown };
+      if (body.errors) throw new Error(`ask failed: ${JSON.stringify(body.errors)}`);
+      return { data: body.data, ms: performance.now() - started };
+    };
+    const pick = (i: number): Question => questions[(i * 7919) % questions.length]!;
+    for (const mode of MODES) for (let i = 0; i < WARM_UP_REQUESTS; i++) await post(ASK, { q: pick(i).question, asOf: pick(i).asOf, mode });
+    const single: Record<string, unknown> = {};
+    for (const mode of MODES) {
+      const latencies: number[] = [];
+      const stageTimings: StageTimings[] = [];
+      for (let i = 0; i < options.requests; i++) {
+        const { data, ms } = await post(ASK, { q: pick(i).question, asOf: pick(i).asOf, mode });
+        latencies.push(ms);
+        stageTimings.push(data.ask.timings);
+      }
+      latencies.sort((a, b) => a - b);
+      single[mode] = {
+        p50Ms: Number(percentile(latencies, 50).toFixed(2)),
+        p99Ms: Number(percentile(latencies, 99).toFixed(2)),
+        meanMs: Number((latencies.reduce((a, b) => a + b, 0) / latencies.length).toFixed(2)),
+        stageShare: shares(stageTimings),
+      };
+    }
+    const batched: Record<string, unknown> = {};
+    for (const mode of [RetrievalMode.ALWAYS, RetrievalMode.RILM, RetrievalMode.ADAPTIVE]) {
+      const stageTimings: StageTimings[] = [];
+      const started = performance.now();
+      let answered = 0;
+      for (let start = 0; start < questions.length; start += BATCH_SIZE) {
+        const batch = questions.slice(start, start + BATCH_SIZE).map((q) => ({ ...q, retrieval: mode }));
+        const { data } = await post(BATCH, { qs: batch });
+        stageTimings.push(data.batchAsk[0].timings);
+        answered += batch.length;
+      }
+      const seconds = (performance.now() - started) / 1000;
+      batched[mode] = { questions: answered, batchSize: BATCH_SIZE, questionsPerSecond: Math.round(answered / seconds), stageShare: shares(stageTimings) };
+    }
+    const result = {
+      benchmark: `ask-${options.corpus}`,
+      machine: machine(),
+      embedder: runtime.services.retrieval.embedderId,
+      passages: await countNodes(runtime.services.db, 'Passage'),
+      embedSeconds: Number(embedSeconds.toFixed(1)),
+      questions: questions.length,
+      requestsPerMode: options.requests,
+      single,
+      batched,
+    };
+    await writeResult(`ask-${options.corpus}`, result);
+    return result;
+  } finally {
+    await server.close();
+    await runtime.close();
+  }
+}
