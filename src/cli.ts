@@ -30,7 +30,7 @@ function summary(report: IngestReport): string {
   return [
     `snapshot ${report.snapshot.id}: ${report.articles} articles (${report.articlesAdded} added, ${report.articlesChanged} changed, ${report.articlesRemoved} removed, ${report.articlesResumed} already written by an earlier run)`,
     `  sentences: ${s.total} (${s.unchanged} unchanged, ${s.changed} changed, ${s.new} new, ${s.deleted} deleted, ${s.initial} in new articles)`,
-    `  facts: ${f.updated} updated, ${f.new} new, ${f.removed} removed, ${f.initial} in new articles`,
+    `  facts: ${f.updated} updated, ${f.refined} refined (false changes), ${f.new} new, ${f.removed} removed, ${f.initial} in new articles`,
     `  ${report.changeEvents} change events in ${seconds.toFixed(1)} s (${Math.round(s.total / Math.max(seconds, 1e-3))} sentences/s)`,
   ].join('\n');
 }

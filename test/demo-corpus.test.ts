@@ -71,7 +71,7 @@ it('answers the README search example with the passage valid at each date', asyn
 it('contains every kind of sentence and fact change', async () => {
   const { data } = await execute(
     runtime,
-    `{ ${['SENTENCE_NEW', 'SENTENCE_CHANGED', 'SENTENCE_DELETED', 'FACT_NEW', 'FACT_UPDATED', 'FACT_REMOVED']
+    `{ ${['SENTENCE_NEW', 'SENTENCE_CHANGED', 'SENTENCE_DELETED', 'FACT_NEW', 'FACT_UPDATED', 'FACT_REFINED', 'FACT_REMOVED']
       .map((kind) => `${kind}: changes(kinds: [${kind}], first: 0) { totalCount }`)
       .join(' ')} }`,
   );

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assignOrderKeys } from '../src/ingest/articlePlan.js';
 import { InvalidSnapshotError } from '../src/ingest/errors.js';
-import { diffFacts, sameFactValue } from '../src/ingest/factDiff.js';
+import { diffFacts } from '../src/ingest/factDiff.js';
+import { classifyValueEdit } from '../src/ingest/valueEdits.js';
 import { ExactMatchLabeler, type PreviousSentence } from '../src/ingest/sentenceLabeler.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
@@ -74,7 +75,7 @@ describe('order keys', () => {
 });
 
 describe('fact diffing', () => {
-  it('finds NEW, UPDATED and REMOVED attributes and ignores false changes', () => {
+  it('finds NEW, UPDATED, REFINED and REMOVED attributes', () => {
     const previous = [
       { id: 'f1', attribute: 'Prime Minister', value: 'Gabriel Attal' },
       { id: 'f2', attribute: 'Capital', value: 'Paris' },
@@ -83,7 +84,7 @@ describe('fact diffing', () => {
     ];
     const changes = diffFacts(previous, {
       'prime minister': 'Michel Barnier',
-      Capital: 'Paris',
+      Capital: '[[Paris]]<ref>atlas</ref>',
       Cyclist: 'Tadej Pogačar',
       Currency: 'Euro',
     });
@@ -91,12 +92,42 @@ describe('fact diffing', () => {
       changes.map((c) => [c.kind, c.kind === 'REMOVED' ? c.previous.id : c.value]),
       [
         ['UPDATED', 'Michel Barnier'],
+        ['REFINED', 'Tadej Pogačar'],
         ['NEW', 'Euro'],
         ['REMOVED', 'f4'],
       ],
     );
-    assert.equal(sameFactValue('Élisabeth Borne', 'Elisabeth Borne'), true);
-    assert.equal(sameFactValue('Élisabeth Borne', 'Gabriel Attal'), false);
+  });
+
+  it('calls each kind of false change REFINED and keeps real edits UPDATED', () => {
+    const cases: Array<[string, string, string]> = [
+      ['Arlington, Virgina', 'Arlington, Virginia', 'TYPO'],
+      ['Busce', 'Buscè', 'DIACRITICS'],
+      ['United States Capitol', 'U.S. Capitol', 'ABBREVIATION'],
+      ['UK', 'United Kingdom', 'ABBREVIATION'],
+      ['Frankfurt', 'Frankfurt, Germany', 'QUALIFIER'],
+      ['Bucharest, Romania', 'Bucharest, Kingdom of Romania', 'QUALIFIER'],
+      ['Canada, Mexico, United States', 'Canada, Mexico, U.S.', 'ABBREVIATION'],
+    ];
+    for (const [before, after, reason] of cases) assert.deepEqual(classifyValueEdit(before, after), { kind: 'REFINED', reason }, `${before} → ${after}`);
+    for (const [before, after] of [
+      ['Hun Sen', 'Hun Manet'],
+      ['5.25%', '5.50%'],
+      ['2023', '2024'],
+      ['GPT-4', 'GPT-4o'],
+      ['Paris, France', 'Lyon, France'],
+    ]) assert.equal(classifyValueEdit(before!, after!).kind, 'UPDATED', `${before} → ${after}`);
+    assert.deepEqual(classifyValueEdit("''Paris''", 'Paris [1]'), { kind: 'SAME' });
+  });
+
+  it('diffs list values as sets of members', () => {
+    assert.deepEqual(classifyValueEdit('Canada, Mexico, United States', 'Mexico, United States, Morocco'), { kind: 'UPDATED', added: ['Morocco'], removed: ['Canada'] });
+    assert.deepEqual(classifyValueEdit('Nepal and China', 'China, Nepal'), { kind: 'REFINED', reason: 'FORMAT' });
+    assert.deepEqual(classifyValueEdit('Pat Gelsinger', 'David Zinsner and Michelle Johnston Holthaus'), {
+      kind: 'UPDATED',
+      added: ['David Zinsner', 'Michelle Johnston Holthaus'],
+      removed: ['Pat Gelsinger'],
+    });
   });
 });
 

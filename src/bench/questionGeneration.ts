@@ -59,6 +59,8 @@ export async function generateQuestions(repository: AnsweringRepository, snapsho
   for (const snapshot of chosen) {
     for (const item of await repository.factsForQuestions(snapshot.takenAt)) {
       if (item.passageIds.length === 0) continue;
+      // A false change is not a change: it generates no question.
+      if (item.fact.change === FactChangeKind.REFINED && item.fact.validFrom.getTime() >= snapshot.takenAt.getTime()) continue;
       const type = typeOf(item, snapshot);
       items.push({
         id: `${item.fact.id}@${isoDay(snapshot.takenAt)}`,

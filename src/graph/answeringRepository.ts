@@ -1,10 +1,9 @@
 import type { CypherRunner } from './database.js';
 import type { FactRecord } from './model.js';
-import { toFact } from './readRepository.js';
+import { FACT_FIELDS, toFact } from './readRepository.js';
 import { fromNeo4jDateTime, toNeo4jDateTime } from './temporal.js';
 import { validAtCypher } from './validity.js';
 
-const FACT_FIELDS = 'f {.id, .subject, .attribute, .value, .change, .validFrom, .validTo, .recordedAt}';
 
 /** What changed about an article in a time window, and how often it changes. */
 export interface ChangeProfile {
@@ -42,7 +41,8 @@ export class AnsweringRepository {
       `UNWIND $ids AS id
        CALL (id) {
          OPTIONAL MATCH (:Article {id: id})-[:HAS_FACT]->(f:Fact)
-         WHERE (f.validFrom > $from AND f.validFrom <= $to AND f.change IS NOT NULL) OR (f.validTo > $from AND f.validTo <= $to)
+         WHERE (f.validFrom > $from AND f.validFrom <= $to AND f.change IS NOT NULL AND f.change <> 'REFINED')
+            OR (f.validTo > $from AND f.validTo <= $to AND NOT EXISTS { (f)-[:SUPERSEDED_BY]->(:Fact {change: 'REFINED'}) })
          RETURN collect(${FACT_FIELDS}) AS facts
        }
        CALL (id) {
@@ -71,10 +71,15 @@ export class AnsweringRepository {
     );
   }
 
-  /** The version of the same fact valid just before `fact` started (its SUPERSEDED_BY predecessor). */
+  /**
+   * The value the fact had before its current one: the predecessor across the last real update,
+   * passing over REFINED versions (false changes restate the same value).
+   */
   async previousFact(factId: string): Promise<FactRecord | null> {
     const rows = await this.db.run<{ item: Record<string, unknown> }>(
-      `MATCH (f:Fact)-[:SUPERSEDED_BY]->(:Fact {id: $factId}) RETURN ${FACT_FIELDS} AS item LIMIT 1`,
+      `MATCH path = (f:Fact)-[:SUPERSEDED_BY*1..50]->(:Fact {id: $factId})
+       WHERE nodes(path)[1].change = 'UPDATED' AND all(n IN nodes(path)[2..] WHERE n.change = 'REFINED')
+       RETURN ${FACT_FIELDS} AS item ORDER BY length(path) LIMIT 1`,
       { factId },
     );
     return rows[0] ? toFact(rows[0].item) : null;

@@ -11,6 +11,8 @@ export enum SentenceLabel {
 export enum FactChangeKind {
   NEW = 'NEW',
   UPDATED = 'UPDATED',
+  /** A false change (typo, diacritics, abbreviation, qualifier): the same fact, reworded. */
+  REFINED = 'REFINED',
 }
 
 export enum ChangeKind {
@@ -21,6 +23,7 @@ export enum ChangeKind {
   SENTENCE_DELETED = 'SENTENCE_DELETED',
   FACT_NEW = 'FACT_NEW',
   FACT_UPDATED = 'FACT_UPDATED',
+  FACT_REFINED = 'FACT_REFINED',
   FACT_REMOVED = 'FACT_REMOVED',
 }
 
@@ -68,6 +71,9 @@ export interface FactRecord {
   attribute: string;
   value: string;
   change: FactChangeKind | null;
+  /** For an updated list value, the members it gained and lost. */
+  addedMembers: string[];
+  removedMembers: string[];
   validFrom: Date;
   validTo: Date | null;
   recordedAt: Date;

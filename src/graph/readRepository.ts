@@ -6,7 +6,7 @@ import { validAtCypher } from './validity.js';
 
 const ARTICLE_FIELDS = 'a {.id, .title, .validFrom, .validTo, .recordedAt}';
 const SENTENCE_FIELDS = 's {.id, .articleId, .text, .orderKey, .startsParagraph, .origin, .validFrom, .validTo, .recordedAt}';
-const FACT_FIELDS = 'f {.id, .subject, .attribute, .value, .change, .validFrom, .validTo, .recordedAt}';
+export const FACT_FIELDS = 'f {.id, .subject, .attribute, .value, .change, .addedMembers, .removedMembers, .validFrom, .validTo, .recordedAt}';
 const CHANGE_FIELDS =
   'e {.seq, .kind, .snapshotId, .articleId, .at, .recordedAt, .sentenceId, .previousSentenceId, .factId, .previousFactId}';
 
@@ -43,6 +43,8 @@ export function toFact(row: Row): FactRecord {
     attribute: row.attribute as string,
     value: row.value as string,
     change: (row.change as FactRecord['change']) ?? null,
+    addedMembers: (row.addedMembers as string[] | null) ?? [],
+    removedMembers: (row.removedMembers as string[] | null) ?? [],
     validFrom: requireDate(row.validFrom),
     validTo: fromNeo4jDateTime(row.validTo),
     recordedAt: requireDate(row.recordedAt),

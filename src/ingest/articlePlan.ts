@@ -34,6 +34,9 @@ export interface NewFactVersion {
   attributeKey: string;
   value: string;
   change: FactChangeKind | null;
+  /** For an updated list value, its members added and removed. */
+  addedMembers: string[];
+  removedMembers: string[];
 }
 
 export interface PlannedChange {
@@ -209,22 +212,24 @@ function planFacts(
     }
     const key = attributeKey(factChange.attribute);
     const id = `${article.id}#${key}#${snapshotId}`;
-    const isUpdate = factChange.kind === 'UPDATED';
+    const kind = !state.exists ? null : factChange.kind === 'NEW' ? FactChangeKind.NEW : factChange.kind === 'UPDATED' ? FactChangeKind.UPDATED : FactChangeKind.REFINED;
     plan.createFacts.push({
       id,
       subject: article.id,
       attribute: factChange.attribute,
       attributeKey: key,
       value: factChange.value,
-      change: !state.exists ? null : isUpdate ? FactChangeKind.UPDATED : FactChangeKind.NEW,
+      change: kind,
+      addedMembers: factChange.kind === 'UPDATED' ? factChange.addedMembers : [],
+      removedMembers: factChange.kind === 'UPDATED' ? factChange.removedMembers : [],
     });
-    if (isUpdate) {
-      plan.closeFactIds.push(factChange.previous.id);
-      plan.factSupersessions.push({ from: factChange.previous.id, to: id });
-      change(ChangeKind.FACT_UPDATED, { factId: id, previousFactId: factChange.previous.id });
-    } else if (state.exists) {
-      change(ChangeKind.FACT_NEW, { factId: id });
+    if (factChange.kind === 'NEW') {
+      if (state.exists) change(ChangeKind.FACT_NEW, { factId: id });
+      continue;
     }
+    plan.closeFactIds.push(factChange.previous.id);
+    plan.factSupersessions.push({ from: factChange.previous.id, to: id });
+    change(factChange.kind === 'UPDATED' ? ChangeKind.FACT_UPDATED : ChangeKind.FACT_REFINED, { factId: id, previousFactId: factChange.previous.id });
   }
 }
 

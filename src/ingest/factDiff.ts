@@ -1,3 +1,5 @@
+import { classifyValueEdit, type FalseChangeKind } from './valueEdits.js';
+
 /** An infobox fact valid in the article's previous snapshot. */
 export interface PreviousFact {
   id: string;
@@ -5,33 +7,19 @@ export interface PreviousFact {
   value: string;
 }
 
-/** DynaQuest's structured changes; the superseded value becomes OUTDATED. */
+/**
+ * DynaQuest's structured changes; the superseded value becomes OUTDATED. A REFINED edit is a
+ * false change (typo, diacritics, abbreviation, qualifier): a new version of the same fact.
+ */
 export type FactChange =
   | { kind: 'NEW'; attribute: string; value: string }
-  | { kind: 'UPDATED'; attribute: string; value: string; previous: PreviousFact }
+  | { kind: 'UPDATED'; attribute: string; value: string; previous: PreviousFact; addedMembers: string[]; removedMembers: string[] }
+  | { kind: 'REFINED'; attribute: string; value: string; previous: PreviousFact; reason: FalseChangeKind }
   | { kind: 'REMOVED'; previous: PreviousFact };
 
 /** Attributes are matched case- and spacing-insensitively: "Prime minister" is "Prime Minister". */
 export function attributeKey(attribute: string): string {
   return attribute.normalize('NFC').toLowerCase().replace(/\s+/g, ' ').trim();
-}
-
-/**
- * Whether two values state the same fact. Differences of case, spacing, punctuation and
- * diacritics are edits, not changes (DynaQuest's false changes such as "Elisabeth" vs
- * "Élisabeth").
- */
-export function sameFactValue(a: string, b: string): boolean {
-  return comparableValue(a) === comparableValue(b);
-}
-
-function comparableValue(value: string): string {
-  return value
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
 }
 
 /** Compares the previous snapshot's facts of one article with its new infobox. */
@@ -43,8 +31,13 @@ export function diffFacts(previous: readonly PreviousFact[], infobox: Readonly<R
     const key = attributeKey(attribute);
     seen.add(key);
     const old = previousByKey.get(key);
-    if (!old) changes.push({ kind: 'NEW', attribute, value });
-    else if (!sameFactValue(old.value, value)) changes.push({ kind: 'UPDATED', attribute, value, previous: old });
+    if (!old) {
+      changes.push({ kind: 'NEW', attribute, value });
+      continue;
+    }
+    const edit = classifyValueEdit(old.value, value);
+    if (edit.kind === 'REFINED') changes.push({ kind: 'REFINED', attribute, value, previous: old, reason: edit.reason });
+    else if (edit.kind === 'UPDATED') changes.push({ kind: 'UPDATED', attribute, value, previous: old, addedMembers: edit.added, removedMembers: edit.removed });
   }
   for (const [key, old] of previousByKey) {
     if (!seen.has(key)) changes.push({ kind: 'REMOVED', previous: old });

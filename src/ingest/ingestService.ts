@@ -31,6 +31,8 @@ export interface SentenceTally {
 export interface FactTally {
   new: number;
   updated: number;
+  /** False changes (typo, diacritics, abbreviation, qualifier) kept as new versions of the same fact. */
+  refined: number;
   removed: number;
   initial: number;
 }
@@ -156,7 +158,7 @@ function emptyReport(articles: number): Omit<IngestReport, 'snapshot'> {
     articlesChanged: 0,
     articlesRemoved: 0,
     sentences: { total: 0, unchanged: 0, changed: 0, new: 0, deleted: 0, initial: 0 },
-    facts: { new: 0, updated: 0, removed: 0, initial: 0 },
+    facts: { new: 0, updated: 0, refined: 0, removed: 0, initial: 0 },
     changeEvents: 0,
     durationMs: 0,
   };
@@ -180,6 +182,7 @@ function tally(report: Omit<IngestReport, 'snapshot'>, plans: ArticlePlan[]): vo
     report.sentences.deleted += changes(ChangeKind.SENTENCE_DELETED);
     report.facts.new += changes(ChangeKind.FACT_NEW);
     report.facts.updated += changes(ChangeKind.FACT_UPDATED);
+    report.facts.refined += changes(ChangeKind.FACT_REFINED);
     report.facts.removed += changes(ChangeKind.FACT_REMOVED);
   }
 }

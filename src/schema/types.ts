@@ -113,6 +113,12 @@ export class Fact {
   @Field(() => FactChangeKind, { nullable: true, description: "null for facts of an article's first snapshot." })
   change!: FactChangeKind | null;
 
+  @Field(() => [String], { description: 'For an updated list value (comma-, semicolon- or "and"-separated), the members it gained.' })
+  addedMembers!: string[];
+
+  @Field(() => [String], { description: 'For an updated list value, the members it lost.' })
+  removedMembers!: string[];
+
   @Field(() => DateTimeScalar)
   validFrom!: Date;
 
@@ -248,6 +254,7 @@ export class SentenceTally {
 export class FactTally {
   @Field(() => Int) new!: number;
   @Field(() => Int) updated!: number;
+  @Field(() => Int, { description: 'False changes kept as new versions of the same fact.' }) refined!: number;
   @Field(() => Int) removed!: number;
   @Field(() => Int) initial!: number;
 }
