@@ -12,7 +12,7 @@ import { CertaintyGate, GATE_CLASSES, GATE_FEATURES } from '../src/qa/certaintyG
 import { GeneratorRegistry } from '../src/qa/generators/index.js';
 import { expectedAnswerType } from '../src/qa/question.js';
 import { SubjectIndex } from '../src/qa/subjects.js';
-import { AnswerType } from '../src/qa/text.js';
+import { AnswerType } from '../src/text/annotation.js';
 import { trainGate } from '../src/qa/training.js';
 import { RetrievalMode } from '../src/qa/types.js';
 import type { QaItem } from '../src/retrieval/evaluation.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chunkPassages } from '../src/retrieval/passages.js';
 import { escapeLucene } from '../src/graph/retrievalRepository.js';
-import { contentTerms, termCoverage } from '../src/retrieval/language.js';
+import { contentTerms, termCoverage } from '../src/text/language.js';
 import { SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, testDataDir } from './support.js';

@@ -1,4 +1,4 @@
-import { annotator } from '../retrieval/language.js';
+import { annotator } from '../text/language.js';
 
 /** A sentence as it stands in one snapshot of an article. */
 export interface SplitSentence {

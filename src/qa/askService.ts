@@ -17,7 +17,7 @@ import { decideRetrieval } from './decision.js';
 import { GeneratorRegistry, type Generator } from './generators/index.js';
 import { analyseQuestion, type QuestionAnalysis } from './question.js';
 import { matchFact, SubjectIndex, type LinkedSubject } from './subjects.js';
-import { annotate, AnswerType, candidateSpans } from './text.js';
+import { annotate, AnswerType, candidateSpans } from '../text/annotation.js';
 import {
   DecisionAction,
   EvidenceKind,

@@ -11,9 +11,9 @@ import type { ChangeProfile } from '../graph/answeringRepository.js';
 import type { FactRecord } from '../graph/model.js';
 import { Classifier, type ClassifierModelJson } from '../native/index.js';
 import { modelsDir } from '../paths.js';
-import { termCoverage } from '../retrieval/language.js';
+import { termCoverage } from '../text/language.js';
 import type { QuestionAnalysis } from './question.js';
-import { annotate, candidateSpans } from './text.js';
+import { annotate, candidateSpans } from '../text/annotation.js';
 import { EvidenceKind, type Certainty, type Evidence } from './types.js';
 
 export const GATE_FEATURES = [

@@ -1,5 +1,5 @@
 /** What a question asks for and the words and cues the answerers and the retrieval decision work from. */
-import { annotate, AnswerType, type Token } from './text.js';
+import { annotate, AnswerType, type Token } from '../text/annotation.js';
 
 export interface QuestionAnalysis {
   text: string;

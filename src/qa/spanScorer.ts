@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Classifier, type ClassifierModelJson } from '../native/index.js';
 import { modelsDir } from '../paths.js';
 import type { QuestionAnalysis } from './question.js';
-import { annotate, AnswerType, candidateSpans, type AnnotatedSentence, type Span } from './text.js';
+import { annotate, AnswerType, candidateSpans, type AnnotatedSentence, type Span } from '../text/annotation.js';
 
 const KINDS = [
   ['Name', AnswerType.NAME],

@@ -5,7 +5,7 @@
  */
 import type { FactRecord } from '../graph/model.js';
 import { normalizeAnswer } from '../bench/answerMetrics.js';
-import { contentTerms } from '../retrieval/language.js';
+import { contentTerms } from '../text/language.js';
 
 export interface LinkedSubject {
   articleId: string;

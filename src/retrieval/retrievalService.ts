@@ -7,7 +7,7 @@ import type { Logger } from '../server/logger.js';
 import { BackgroundEmbedding, type EmbeddingStatus, type Neo4jConnectionSettings } from './backgroundEmbedding.js';
 import { createEmbedder, embedderConfigFromEnv, type Embedder, type EmbedderConfig } from './embedders/index.js';
 import { claimStoreEmbedder, EmbedderMismatchError } from './embeddingJob.js';
-import { contentTerms, termCoverage } from './language.js';
+import { contentTerms, termCoverage } from '../text/language.js';
 import { UnitVectorIndex } from './unitIndex.js';
 
 export enum SearchMode {

@@ -5,7 +5,7 @@
  */
 import { isoDay } from '../../graph/temporal.js';
 import { openAiEndpoint } from '../../tools/openaiEndpoint.js';
-import { MAX_ANSWER_TOKENS } from '../text.js';
+import { MAX_ANSWER_TOKENS } from '../../text/annotation.js';
 import { GeneratorConfigError, GeneratorRequestError, type Generation, type GenerationInput, type Generator } from './types.js';
 
 export interface OpenAIGeneratorConfig {

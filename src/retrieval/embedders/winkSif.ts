@@ -33,7 +33,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { english } from '../language.js';
+import { english } from '../../text/language.js';
 import { EmbedderConfigError, type Embedder, type WinkSifConfig } from './types.js';
 import { ensureWordVectorCache, loadWordVectors, type WordVectors } from './wordVectorCache.js';
 

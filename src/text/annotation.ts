@@ -3,7 +3,7 @@
  * type (wink-nlp), and the candidate answer spans of each sentence with the answer types
  * they can fill.
  */
-import { annotator } from '../retrieval/language.js';
+import { annotator } from './language.js';
 
 /** What a question asks for, from its wh-word. NAME covers people and organisations. */
 export enum AnswerType {
