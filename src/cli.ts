@@ -255,6 +255,16 @@ bench
     printResult(await runAskBenchmark(options), options.json);
   });
 bench
+  .command('labeling')
+  .description('Sentence labeling throughput (exact match vs GrowOVER) on the synthetic corpus and the demo corpus, with the encoder and classifier shares.')
+  .option('--articles <n>', 'synthetic articles (20 sentences each)', (v) => Number.parseInt(v, 10), 2000)
+  .option('--change-rate <r>', 'share of sentences changed', Number.parseFloat, 0.1)
+  .option('--json', 'print JSON')
+  .action(async (options: { articles: number; changeRate: number; json?: boolean }) => {
+    const { runLabelingBenchmark } = await import('../bench/labeling.js');
+    printResult(await runLabelingBenchmark(options), options.json);
+  });
+bench
   .command('fusion')
   .description('Choose the hybrid fusion on one half of a QA set (split by article, contexts as corpus) and report it on the other half.')
   .requiredOption('--qa <file>', 'QA file with contexts (e.g. a SQuAD subset)')
@@ -376,6 +386,60 @@ program
     const result = { qa: options.qa, split: options.split, items: items.length, goldParagraph, withRetrieval };
     if (options.out) await writeJson(options.out, result);
     printResult(result, false);
+  });
+
+/** The configured sentence encoder, outside any store (training and evaluation need no database). */
+async function configuredEmbedder() {
+  const { createEmbedder, embedderConfigFromEnv } = await import('./retrieval/embedders/index.js');
+  return createEmbedder(embedderConfigFromEnv(process.env));
+}
+
+program
+  .command('train-relations')
+  .description('Train the sentence relation classifier (entailment / contradiction / neutral) on controlled edits of the demo corpus sentences.')
+  .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'sentence-relations.json'))
+  .action(async (options: { out: string }) => {
+    const { splitSentences } = await import('./ingest/sentenceSplitter.js');
+    const { relationTrainingPairs, trainRelationClassifier } = await import('./ingest/relationTraining.js');
+    const { embedTextsWith } = await import('./ingest/growoverLabeler.js');
+    const articles = new Map<string, string[]>();
+    for (const snapshot of await demoSnapshots()) {
+      for (const article of await readSnapshotFile(snapshot.file)) {
+        const sentences = new Set([...(articles.get(article.id) ?? []), ...splitSentences(article.text).map((s) => s.text)]);
+        articles.set(article.id, [...sentences]);
+      }
+    }
+    const pairs = relationTrainingPairs([...articles.values()]);
+    const embedder = await configuredEmbedder();
+    try {
+      const trained = await trainRelationClassifier(pairs, embedTextsWith(embedder));
+      await writeJson(options.out, { ...trained.model, provenance: { command: 'chronoql train-relations', embedder: embedder.id, pairs: trained.counts } });
+      process.stdout.write(`relation classifier: ${pairs.length} pairs ${JSON.stringify(trained.counts)}, loss ${trained.loss.toFixed(4)} → ${options.out}\n`);
+    } finally {
+      await embedder.close?.();
+    }
+  });
+
+program
+  .command('eval-labeling')
+  .description('Precision, recall, F1 and confusion of the exact-match and GrowOVER sentence labelers on labeled sentence pairs, and the false-change filter on labeled fact pairs.')
+  .option('--sentences <file>', 'labeled sentence pairs', join(projectRoot(), 'test', 'fixtures', 'sentence-pairs.jsonl'))
+  .option('--facts <file>', 'labeled fact pairs', join(projectRoot(), 'test', 'fixtures', 'fact-pairs.jsonl'))
+  .addOption(new Option('--split <part>', 'which cases (demo cases alternate; hand-edited cases are held out)').choices(['tune', 'held-out', 'all']).default('held-out'))
+  .option('--json', 'print JSON')
+  .action(async (options: { sentences: string; facts: string; split: 'tune' | 'held-out' | 'all'; json?: boolean }) => {
+    const evaluation = await import('./ingest/labelingEvaluation.js');
+    const { ExactMatchLabeler } = await import('./ingest/sentenceLabeler.js');
+    const { GrowOverLabeler, embedTextsWith } = await import('./ingest/growoverLabeler.js');
+    const cases = evaluation.splitCases(await evaluation.readSentenceCases(options.sentences), options.split);
+    const embedder = await configuredEmbedder();
+    try {
+      const sentences = [await evaluation.evaluateLabeler(new ExactMatchLabeler(), cases), await evaluation.evaluateLabeler(new GrowOverLabeler({ embed: embedTextsWith(embedder) }), cases)];
+      const facts = evaluation.evaluateFactPairs(await evaluation.readFactPairs(options.facts));
+      printResult({ split: options.split, embedder: embedder.id, sentences, facts }, options.json);
+    } finally {
+      await embedder.close?.();
+    }
   });
 
 program.parseAsync(process.argv).catch(fail);

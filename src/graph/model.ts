@@ -60,6 +60,8 @@ export interface SentenceRecord {
   startsParagraph: boolean;
   /** Its label in the snapshot that created it; null in the article's first snapshot. */
   origin: SentenceLabel | null;
+  /** For a NEW sentence, false when GrowOVER's rules left its label uncertain; null otherwise. */
+  confident: boolean | null;
   validFrom: Date;
   validTo: Date | null;
   recordedAt: Date;

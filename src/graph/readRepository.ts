@@ -5,7 +5,7 @@ import { validAtCypher } from './validity.js';
 
 
 const ARTICLE_FIELDS = 'a {.id, .title, .validFrom, .validTo, .recordedAt}';
-const SENTENCE_FIELDS = 's {.id, .articleId, .text, .orderKey, .startsParagraph, .origin, .validFrom, .validTo, .recordedAt}';
+const SENTENCE_FIELDS = 's {.id, .articleId, .text, .orderKey, .startsParagraph, .origin, .confident, .validFrom, .validTo, .recordedAt}';
 export const FACT_FIELDS = 'f {.id, .subject, .attribute, .value, .change, .addedMembers, .removedMembers, .validFrom, .validTo, .recordedAt}';
 const CHANGE_FIELDS =
   'e {.seq, .kind, .snapshotId, .articleId, .at, .recordedAt, .sentenceId, .previousSentenceId, .factId, .previousFactId}';
@@ -30,6 +30,7 @@ export function toSentence(row: Row): SentenceRecord {
     orderKey: row.orderKey as string,
     startsParagraph: Boolean(row.startsParagraph),
     origin: (row.origin as SentenceLabel | null) ?? null,
+    confident: (row.confident as boolean | null) ?? null,
     validFrom: requireDate(row.validFrom),
     validTo: fromNeo4jDateTime(row.validTo),
     recordedAt: requireDate(row.recordedAt),

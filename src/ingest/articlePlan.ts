@@ -73,12 +73,12 @@ export interface ArticlePlan {
  * date-time snapshot) and the position, so
  * planning the same snapshot twice yields the same ids.
  */
-export function planArticle(
+export async function planArticle(
   state: ArticleState,
   article: ArticleInput,
   snapshotId: string,
   labeler: SentenceLabeler,
-): ArticlePlan {
+): Promise<ArticlePlan> {
   const plan: ArticlePlan = {
     articleId: article.id,
     title: article.title,
@@ -106,25 +106,25 @@ export function planArticle(
   };
   if (!state.exists) change(ChangeKind.ARTICLE_ADDED);
 
-  planSentences(state, article, snapshotId, labeler, plan, change);
+  await planSentences(state, article, snapshotId, labeler, plan, change);
   planFacts(state, article, snapshotId, plan, change);
   return plan;
 }
 
 type RecordChange = (kind: ChangeKind, ids?: Partial<Omit<PlannedChange, 'kind' | 'articleId'>>) => void;
 
-function planSentences(
+async function planSentences(
   state: ArticleState,
   article: ArticleInput,
   snapshotId: string,
   labeler: SentenceLabeler,
   plan: ArticlePlan,
   change: RecordChange,
-): void {
+): Promise<void> {
   const current = splitSentences(article.text);
   plan.sentenceCount = current.length;
   planPassages(state, chunkPassages(current), article.id, snapshotId, plan);
-  const { alignments, deletedIds } = labeler.label(state.sentences, current);
+  const { alignments, deletedIds } = await labeler.label(state.sentences, current);
   const keyOf = new Map(state.sentences.map((sentence) => [sentence.id, sentence.orderKey]));
   const orderKeys = assignOrderKeys(alignments.map((a) => (a.kind === 'KEPT' ? keyOf.get(a.previousId)! : null)));
 
@@ -145,13 +145,17 @@ function planSentences(
       orderKey: orderKeys[index]!,
       startsParagraph: current[index]!.startsParagraph,
       origin,
+      confident: alignment.kind === 'NEW' && state.exists ? (alignment.confident ?? true) : null,
     });
     if (alignment.kind === 'NEW') {
       if (state.exists) change(ChangeKind.SENTENCE_NEW, { sentenceId: id });
       return;
     }
-    plan.closeSentenceIds.push(alignment.previousId);
-    plan.sentenceRevisions.push({ from: alignment.previousId, to: id });
+    // A merge closes every sentence it joined; a split closes its one sentence once.
+    for (const previousId of [alignment.previousId, ...(alignment.mergedIds ?? [])]) {
+      if (!plan.closeSentenceIds.includes(previousId)) plan.closeSentenceIds.push(previousId);
+      plan.sentenceRevisions.push({ from: previousId, to: id });
+    }
     if (alignment.kind === 'CHANGED') {
       change(ChangeKind.SENTENCE_CHANGED, { sentenceId: id, previousSentenceId: alignment.previousId });
     }

@@ -107,7 +107,7 @@ export class IngestService {
         for (const article of batch) {
           const state = states.get(article.id)!;
           if (state.lastSnapshotId === id) resumed += 1;
-          else plans.push(planArticle(state, article, snapshotIdFor(options.takenAt), this.labeler));
+          else plans.push(await planArticle(state, article, snapshotIdFor(options.takenAt), this.labeler));
         }
         const changeEvents = plans.length > 0 ? await repository.writePlans(context, plans) : 0;
         return { plans, resumed, changeEvents };

@@ -94,6 +94,12 @@ export class Sentence {
       "Label relative to the article's previous snapshot, as of the date asked about; null in the article's first snapshot and outside Article.sentences / Article.deletedSentences.",
   })
   label!: SentenceLabel | null;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'For a sentence created as NEW: false when the labeler was not sure it is new rather than a change (GrowOVER); null otherwise.',
+  })
+  confident!: boolean | null;
 }
 
 @ObjectType({ description: 'One version of an infobox fact (subject, attribute → value).' })

@@ -6,11 +6,13 @@ import { migrate } from '../graph/migrator.js';
 import { ReadRepository } from '../graph/readRepository.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { ChangeFeed } from '../ingest/changeFeed.js';
+import { chatVerifier, GrowOverLabeler } from '../ingest/growoverLabeler.js';
 import { IngestService } from '../ingest/ingestService.js';
 import { AskService } from '../qa/askService.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
 import type { RequestContext, Services } from '../schema/context.js';
+import { chatEndpointFromEnv } from '../tools/openaiChat.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 
@@ -70,7 +72,9 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   if (options.changeFeed) await changeFeed.start();
   const snapshots = new SnapshotRepository(db);
   const answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval });
-  const services: Services = { db, reads, changeFeed, retrieval, answering, ingest: new IngestService(db, () => changeFeed.poke()) };
+  const chat = chatEndpointFromEnv();
+  const labeler = new GrowOverLabeler({ embed: (texts) => retrieval.embedTexts(texts), verifier: chat ? chatVerifier(chat) : undefined });
+  const services: Services = { db, reads, changeFeed, retrieval, answering, ingest: new IngestService(db, () => changeFeed.poke(), labeler) };
   return {
     services,
     startedNeo4j: connection.startedHere,

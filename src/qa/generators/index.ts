@@ -1,4 +1,5 @@
 import { ExtractiveGenerator } from './extractive.js';
+import { chatEndpointFromEnv } from '../../tools/openaiChat.js';
 import { OpenAIGenerator } from './openai.js';
 import { GeneratorConfigError, type Generator } from './types.js';
 
@@ -16,12 +17,8 @@ export class GeneratorRegistry {
 
   constructor(env: NodeJS.ProcessEnv = process.env) {
     this.generators.set('extractive', new ExtractiveGenerator());
-    if (env.CHRONOQL_GENERATOR_BASE_URL) {
-      this.generators.set(
-        'openai',
-        new OpenAIGenerator({ baseUrl: env.CHRONOQL_GENERATOR_BASE_URL, model: env.CHRONOQL_GENERATOR_MODEL ?? '', apiKey: env.CHRONOQL_GENERATOR_API_KEY }),
-      );
-    }
+    const chat = chatEndpointFromEnv(env);
+    if (chat) this.generators.set('openai', new OpenAIGenerator(chat));
   }
 
   get names(): string[] {
