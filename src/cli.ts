@@ -364,8 +364,9 @@ program
   .addOption(new Option('--split <part>', 'score one half (split by article)').choices(['tune', 'held-out', 'all']).default('held-out'))
   .option('--contexts-as-corpus', "answer over the items' own contexts, loaded into a separate data directory (.chronoql-eval)")
   .option('--modes <list>', 'retrieval modes for batchAsk, comma-separated', 'NEVER,ALWAYS,GATED,RILM,ADAPTIVE')
+  .option('--without-facts', "leave the graph's facts out of the candidates (measures the passage path alone)")
   .option('--out <file>', 'JSON result file')
-  .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; contextsAsCorpus?: boolean; modes: string; out?: string }) => {
+  .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; contextsAsCorpus?: boolean; modes: string; withoutFacts?: boolean; out?: string }) => {
     const { contextsAsCorpus, readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
     const { evaluateAsk, evaluateGoldParagraph } = await import('./bench/answerEvaluation.js');
     const { withEvaluationStore } = await import('./retrieval/evaluationCommand.js');
@@ -380,10 +381,17 @@ program
     const items = splitByArticle(corpus?.items ?? all, options.split);
     const goldParagraph = items.every((item) => item.documents.length > 0) ? await evaluateGoldParagraph(items) : null;
     const log = createLogger(loadConfig().logLevel);
-    const withRetrieval = await withEvaluationStore(options.qa, corpus?.articles ?? null, log, (runtime) =>
-      withProgress('batches', (update) => evaluateAsk(runtime.services.answering, items, modes, update)),
-    );
-    const result = { qa: options.qa, split: options.split, items: items.length, goldParagraph, withRetrieval };
+    const withRetrieval = await withEvaluationStore(options.qa, corpus?.articles ?? null, log, async (runtime) => {
+      const { AskService } = await import('./qa/askService.js');
+      const { AnsweringRepository } = await import('./graph/answeringRepository.js');
+      const { SnapshotRepository } = await import('./graph/snapshotRepository.js');
+      const { db, reads, retrieval } = runtime.services;
+      const ask = options.withoutFacts
+        ? new AskService({ reads, answering: new AnsweringRepository(db), snapshots: new SnapshotRepository(db), retrieval, factCandidates: false })
+        : runtime.services.answering;
+      return withProgress('batches', (update) => evaluateAsk(ask, items, modes, update));
+    });
+    const result = { qa: options.qa, split: options.split, withoutFacts: Boolean(options.withoutFacts), items: items.length, goldParagraph, withRetrieval };
     if (options.out) await writeJson(options.out, result);
     printResult(result, false);
   });

@@ -98,6 +98,6 @@ export class AnsweringRepository {
        ORDER BY f.subject, f.attribute`,
       { asOf: toNeo4jDateTime(asOf) },
     );
-    return rows.map((row) => ({ fact: toFact(row.item), title: row.title, previousValue: row.previousValue, passageIds: row.passageIds }));
+    return rows.map((row) => ({ fact: toFact(row.item), title: row.title, previousValue: row.previousValue, passageIds: [...row.passageIds].sort() }));
   }
 }

@@ -3,7 +3,7 @@
  * between two anchors, the leftover old and new sentences form a group (edits keep order):
  * 1. a pair whose embeddings are near-identical (cosine ≥ anchor threshold) is UNCHANGED;
  * 2. runs of 1–3 contiguous sentences on each side whose concatenations match are UNCHANGED
- *    (merges and splits);
+ *    (merges and splits; tried when the group's two sides differ in length);
  * 3. the rest go to the relation classifier: entailment → UNCHANGED, contradiction with a
  *    similar enough old sentence → CHANGED, all neutral and dissimilar → NEW, otherwise NEW with
  *    `confident: false`. Old sentences left without a successor are DELETED.
@@ -75,10 +75,10 @@ interface Run {
   end: number;
 }
 
-function runs(indices: readonly number[]): Run[] {
+function runs(indices: readonly number[], longest: number): Run[] {
   const out: Run[] = [];
   for (let i = 0; i < indices.length; i++) {
-    for (let length = 1; length <= MAX_RUN && i + length <= indices.length; length++) {
+    for (let length = 1; length <= longest && i + length <= indices.length; length++) {
       // Contiguous in the article: no anchored sentence between the members.
       if (indices[i + length - 1]! - indices[i]! !== length - 1) break;
       out.push({ start: i, end: i + length });
@@ -133,8 +133,11 @@ export class GrowOverLabeler implements SentenceLabeler {
     alignments: Array<SentenceAlignment | undefined>,
     oldTaken: boolean[],
   ): Promise<void> {
-    const oldRuns = runs(oldIndices);
-    const newRuns = runs(newIndices);
+    // A merge or a split changes how many sentences the group has; an even group is compared one to one,
+    // which keeps the encoder's work (most of labeling's cost) to two texts per edited sentence.
+    const longest = oldIndices.length === newIndices.length ? 1 : MAX_RUN;
+    const oldRuns = runs(oldIndices, longest);
+    const newRuns = runs(newIndices, longest);
     const text = (indices: readonly number[], run: Run, side: 'old' | 'new'): string =>
       indices
         .slice(run.start, run.end)
