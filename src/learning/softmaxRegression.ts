@@ -39,6 +39,50 @@ function standardisation(rows: readonly TrainingRow[], width: number): { mean: n
   return { mean, std: std.map((variance) => (variance > 1e-12 ? Math.sqrt(variance) : 1)) };
 }
 
+/** Adam on a flat parameter vector; L2 applies where `decays` says (not to biases). */
+class Adam {
+  private readonly m: Float64Array;
+  private readonly v: Float64Array;
+  private steps = 0;
+
+  constructor(
+    private readonly params: Float64Array,
+    private readonly learningRate: number,
+    private readonly l2: number,
+    private readonly decays: (index: number) => boolean = () => true,
+  ) {
+    this.m = new Float64Array(params.length);
+    this.v = new Float64Array(params.length);
+  }
+
+  step(gradient: Float64Array): void {
+    this.steps++;
+    for (let i = 0; i < this.params.length; i++) {
+      const g = gradient[i]! + (this.decays(i) ? this.l2 * this.params[i]! : 0);
+      this.m[i] = 0.9 * this.m[i]! + 0.1 * g;
+      this.v[i] = 0.999 * this.v[i]! + 0.001 * g * g;
+      this.params[i]! -= (this.learningRate * (this.m[i]! / (1 - 0.9 ** this.steps))) / (Math.sqrt(this.v[i]! / (1 - 0.999 ** this.steps)) + 1e-8);
+    }
+  }
+}
+
+/** A linear layer on standardised features in the Classifier's JSON format, at float32-like precision. */
+function linearModel(
+  options: { classes: readonly string[]; features: readonly string[] },
+  normalization: { mean: number[]; std: number[] },
+  weights: number[][],
+  bias: number[],
+): ClassifierModelJson {
+  const round = (value: number): number => Number(value.toPrecision(7));
+  return {
+    type: 'linear',
+    classes: [...options.classes],
+    features: [...options.features],
+    normalization: { mean: normalization.mean.map(round), std: normalization.std.map(round) },
+    layers: [{ weights: weights.map((row) => row.map(round)), bias: bias.map(round) }],
+  };
+}
+
 export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: SoftmaxTrainingOptions): TrainedModel {
   const width = options.features.length;
   const classes = options.classes.length;
@@ -60,8 +104,7 @@ export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: So
   // Parameters: classes × (width + 1), the last column the bias.
   const size = classes * (width + 1);
   const params = new Float64Array(size);
-  const m = new Float64Array(size);
-  const v = new Float64Array(size);
+  const adam = new Adam(params, learningRate, l2, (i) => i % (width + 1) !== width);
   const gradient = new Float64Array(size);
   const probabilities = new Float64Array(classes);
   let loss = 0;
@@ -90,31 +133,16 @@ export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: So
         gradient[c * (width + 1) + width]! += error;
       }
     });
-    for (let i = 0; i < size; i++) {
-      const isBias = i % (width + 1) === width;
-      const g = gradient[i]! + (isBias ? 0 : l2 * params[i]!);
-      m[i] = 0.9 * m[i]! + 0.1 * g;
-      v[i] = 0.999 * v[i]! + 0.001 * g * g;
-      const mHat = m[i]! / (1 - 0.9 ** step);
-      const vHat = v[i]! / (1 - 0.999 ** step);
-      params[i]! -= (learningRate * mHat) / (Math.sqrt(vHat) + 1e-8);
-    }
+    adam.step(gradient);
   }
-  const round = (value: number): number => Number(value.toPrecision(7));
   return {
     loss,
-    model: {
-      type: 'linear',
-      classes: [...options.classes],
-      features: [...options.features],
-      normalization: { mean: mean.map(round), std: std.map(round) },
-      layers: [
-        {
-          weights: Array.from({ length: classes }, (_, c) => Array.from(params.subarray(c * (width + 1), c * (width + 1) + width), round)),
-          bias: Array.from({ length: classes }, (_, c) => round(params[c * (width + 1) + width]!)),
-        },
-      ],
-    },
+    model: linearModel(
+      options,
+      { mean, std },
+      Array.from({ length: classes }, (_, c) => Array.from(params.subarray(c * (width + 1), c * (width + 1) + width))),
+      Array.from({ length: classes }, (_, c) => params[c * (width + 1) + width]!),
+    ),
   };
 }
 
@@ -145,8 +173,7 @@ export function trainListwiseRanker(
   const standardised = usable.map((group) => group.features.map((row) => row.map((v, j) => (v - mean[j]!) / std[j]!)));
   const { iterations = 300, learningRate = 0.05, l2 = 1e-4 } = options;
   const w = new Float64Array(width);
-  const m = new Float64Array(width);
-  const v = new Float64Array(width);
+  const adam = new Adam(w, learningRate, l2);
   let loss = 0;
   for (let step = 1; step <= iterations; step++) {
     const gradient = new Float64Array(width);
@@ -164,22 +191,7 @@ export function trainListwiseRanker(
         for (let j = 0; j < width; j++) gradient[j]! += coefficient * row[j]!;
       });
     });
-    for (let j = 0; j < width; j++) {
-      const g = gradient[j]! + l2 * w[j]!;
-      m[j] = 0.9 * m[j]! + 0.1 * g;
-      v[j] = 0.999 * v[j]! + 0.001 * g * g;
-      w[j]! -= (learningRate * (m[j]! / (1 - 0.9 ** step))) / (Math.sqrt(v[j]! / (1 - 0.999 ** step)) + 1e-8);
-    }
+    adam.step(gradient);
   }
-  const round = (value: number): number => Number(value.toPrecision(7));
-  return {
-    loss,
-    model: {
-      type: 'linear',
-      classes: [...options.classes],
-      features: [...options.features],
-      normalization: { mean: mean.map(round), std: std.map(round) },
-      layers: [{ weights: [Array.from(w, round), new Array<number>(width).fill(0)], bias: [0, 0] }],
-    },
-  };
+  return { loss, model: linearModel(options, { mean, std }, [Array.from(w), new Array<number>(width).fill(0)], [0, 0]) };
 }
