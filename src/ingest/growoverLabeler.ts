@@ -7,6 +7,9 @@
  * 3. the rest go to the relation classifier: entailment → UNCHANGED, contradiction with a
  *    similar enough old sentence → CHANGED, all neutral and dissimilar → NEW, otherwise NEW with
  *    `confident: false`. Old sentences left without a successor are DELETED.
+ *    One addition to GrowOVER: when exactly one old and one new sentence are left in a group and
+ *    they are as similar as a contradiction must be, the sentence was revised in place (CHANGED);
+ *    the classifier, trained on clean single edits, misses many real multi-part revisions.
  * Only group members are embedded and classified, so an unchanged article costs no model call.
  */
 import type { Embedder } from '../retrieval/embedders/index.js';
@@ -195,16 +198,35 @@ export class GrowOverLabeler implements SentenceLabeler {
       oldTaken[pair.o] = true;
       oldUsed.add(pair.o);
     }
+    // The verifier is asked at most once per pair.
+    const verdicts = new Map<string, Promise<boolean>>();
+    const confirmed = (o: number, n: number): Promise<boolean> => {
+      const { verifier } = this.options;
+      if (!verifier) return Promise.resolve(true);
+      const key = `${o}:${n}`;
+      if (!verdicts.has(key)) verdicts.set(key, verifier(previous[o]!.text, current[n]!.text));
+      return verdicts.get(key)!;
+    };
     const contradictions = scored
       .filter((s) => s.relation === 'CONTRADICTION' && s.similarity > this.thresholds.contradiction)
       .sort((a, b) => b.p.CONTRADICTION - a.p.CONTRADICTION);
     for (const pair of contradictions) {
       if (newUsed.has(pair.n) || oldUsed.has(pair.o)) continue;
-      if (this.options.verifier && !(await this.options.verifier(previous[pair.o]!.text, current[pair.n]!.text))) continue;
+      if (!(await confirmed(pair.o, pair.n))) continue;
       alignments[pair.n] = { kind: 'CHANGED', previousId: previous[pair.o]!.id };
       newUsed.add(pair.n);
       oldUsed.add(pair.o);
       oldTaken[pair.o] = true;
+    }
+    // One old and one new sentence left in the same place, and alike: the sentence was revised in place.
+    const leftNew = newIndices.filter((n) => !newUsed.has(n));
+    const leftOld = oldIndices.filter((o) => !oldUsed.has(o));
+    const inPlace = leftNew.length === 1 && leftOld.length === 1 ? scored.find((s) => s.n === leftNew[0] && s.o === leftOld[0]) : undefined;
+    if (inPlace && inPlace.relation !== 'ENTAILMENT' && inPlace.similarity > this.thresholds.contradiction && (await confirmed(inPlace.o, inPlace.n))) {
+      alignments[inPlace.n] = { kind: 'CHANGED', previousId: previous[inPlace.o]!.id };
+      newUsed.add(inPlace.n);
+      oldUsed.add(inPlace.o);
+      oldTaken[inPlace.o] = true;
     }
     for (const n of newIndices) {
       if (newUsed.has(n)) continue;
