@@ -116,6 +116,8 @@ describe('ask on the demo corpus', () => {
     assert.equal(continued.errors, undefined);
     assert.equal(continued.data.ask.decision.action, 'CONTINUE_WITH_EVIDENCE');
     assert.equal(continued.data.ask.text, 'Gabriel Attal');
+    const other = await execute(runtime, ASK, { q: 'And what is the capital of France?', asOf: '2024-10-01', mode: 'ADAPTIVE', conversation: [turn] });
+    assert.equal(other.data.ask.text, 'Paris', 'a follow-up naming another attribute asks for that one');
     const summarised = await execute(runtime, ASK, { q: 'And before that?', asOf: '2024-10-01', mode: 'ADAPTIVE', conversation: [{ question: turn.question, answer: turn.answer }] });
     assert.equal(summarised.data.ask.decision.action, 'RETRIEVE');
     assert.match(summarised.data.ask.rounds[0].query, /France.*And before that\?/);

@@ -116,8 +116,14 @@ describe('fact diffing', () => {
       ['2023', '2024'],
       ['GPT-4', 'GPT-4o'],
       ['Paris, France', 'Lyon, France'],
+      ['Paris, France', 'Paris, Texas'],
+      ['$1,000', '$1,500'],
+      ['Manchester United, 2019', 'Manchester United, 2024'],
+      ['Mark Smith', 'Mary Smith'],
+      ['John Roberts', 'Jon Roberts'],
     ]) assert.equal(classifyValueEdit(before!, after!).kind, 'UPDATED', `${before} → ${after}`);
     assert.deepEqual(classifyValueEdit("''Paris''", 'Paris [1]'), { kind: 'SAME' });
+    assert.deepEqual(classifyValueEdit('8,336,817', '8,804,190'), { kind: 'UPDATED', added: [], removed: [] }, 'a thousands separator is not a list');
   });
 
   it('diffs list values as sets of members', () => {

@@ -3,16 +3,7 @@
  * spaces): exact match, token F1 (best over the gold answers) and match accuracy (a gold
  * answer occurs in the prediction, as RetrievalQA scores free-form answers).
  */
-
-export function normalizeAnswer(text: string): string {
-  return text
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[\p{P}\p{S}]/gu, ' ')
-    .replace(/\b(a|an|the)\b/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
+import { normalizeAnswer } from '../text/normalize.js';
 
 export function exactMatch(prediction: string, answers: readonly string[]): number {
   const predicted = normalizeAnswer(prediction);

@@ -1,7 +1,7 @@
 import type { CypherRunner } from './database.js';
 import type { FactRecord } from './model.js';
 import { FACT_FIELDS, toFact } from './readRepository.js';
-import { fromNeo4jDateTime, toNeo4jDateTime } from './temporal.js';
+import { toNeo4jDateTime } from './temporal.js';
 import { validAtCypher } from './validity.js';
 
 
@@ -13,8 +13,6 @@ export interface ChangeProfile {
   sentenceChanges: number;
   /** Fact updates and sentence revisions in the year up to asOf: how volatile the article is. */
   recentRevisions: number;
-  /** The last fact update or sentence revision at or before asOf. */
-  lastRevisionAt: Date | null;
 }
 
 /** A fact version with what the question generator needs: its predecessor and the passages that state it. */
@@ -31,13 +29,13 @@ export class AnsweringRepository {
 
   /** Every article's id and title, current or not: what questions are linked against. */
   async articleTitles(): Promise<Array<{ id: string; title: string }>> {
-    return this.db.run<{ id: string; title: string }>(`MATCH (a:Article) RETURN a.id AS id, a.title AS title`);
+    return this.db.run<{ id: string; title: string }>(`MATCH (a:Article) RETURN a.id AS id, a.title AS title ORDER BY a.id`);
   }
 
   async changeProfiles(articleIds: readonly string[], window: { from: Date; to: Date }, asOf: Date): Promise<Map<string, ChangeProfile>> {
     if (articleIds.length === 0) return new Map();
     const yearBefore = new Date(asOf.getTime() - 365 * 86_400_000);
-    const rows = await this.db.run<{ id: string; facts: Record<string, unknown>[]; sentenceChanges: number; recent: number; last: unknown }>(
+    const rows = await this.db.run<{ id: string; facts: Record<string, unknown>[]; sentenceChanges: number; recent: number }>(
       `UNWIND $ids AS id
        CALL (id) {
          OPTIONAL MATCH (:Article {id: id})-[:HAS_FACT]->(f:Fact)
@@ -52,10 +50,10 @@ export class AnsweringRepository {
        }
        CALL (id) {
          OPTIONAL MATCH (e:ChangeEvent {articleId: id})
-         WHERE e.at <= $asOf AND e.kind IN ['FACT_UPDATED', 'SENTENCE_CHANGED']
-         RETURN count(CASE WHEN e.at > $yearBefore THEN 1 END) AS recent, max(e.at) AS last
+         WHERE e.at > $yearBefore AND e.at <= $asOf AND e.kind IN ['FACT_UPDATED', 'SENTENCE_CHANGED']
+         RETURN count(e) AS recent
        }
-       RETURN id, facts, sentenceChanges, recent, last`,
+       RETURN id, facts, sentenceChanges, recent`,
       { ids: articleIds, from: toNeo4jDateTime(window.from), to: toNeo4jDateTime(window.to), asOf: toNeo4jDateTime(asOf), yearBefore: toNeo4jDateTime(yearBefore) },
     );
     return new Map(
@@ -65,7 +63,6 @@ export class AnsweringRepository {
           changedFacts: row.facts.map(toFact),
           sentenceChanges: row.sentenceChanges,
           recentRevisions: row.recent,
-          lastRevisionAt: fromNeo4jDateTime(row.last),
         },
       ]),
     );

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { SentenceLabeler } from './sentenceLabeler.js';
-import { classifyValueEdit } from './valueEdits.js';
+import { classifyValueEdit, folded } from './valueEdits.js';
 
 type SentenceGold = 'UNCHANGED' | 'CHANGED' | 'NEW';
 const LABELS: SentenceGold[] = ['UNCHANGED', 'CHANGED', 'NEW'];
@@ -122,7 +122,6 @@ export async function evaluateLabeler(labeler: SentenceLabeler, cases: readonly 
 
 /** The false-change filter: REFINED (or no change at all) against UPDATED, for the current differ and for plain folded comparison. */
 export function evaluateFactPairs(pairs: readonly FactPair[]): Record<string, { accuracy: number; falseChangesCaught: number; realChangesKept: number; pairs: number }> {
-  const folded = (value: string): string => value.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
   const methods: Record<string, (before: string, after: string) => 'REFINED' | 'UPDATED'> = {
     'folded-equality': (before, after) => (folded(before) === folded(after) ? 'REFINED' : 'UPDATED'),
     dynaquest: (before, after) => (classifyValueEdit(before, after).kind === 'UPDATED' ? 'UPDATED' : 'REFINED'),

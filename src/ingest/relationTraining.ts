@@ -10,7 +10,7 @@
  */
 import { trainSoftmaxRegression } from '../learning/softmaxRegression.js';
 import type { ClassifierModelJson } from '../native/index.js';
-import { seededRandom } from '../native/testing.js';
+import { seededRandom } from '../learning/random.js';
 import { annotate } from '../text/annotation.js';
 import type { EmbedTexts } from './growoverLabeler.js';
 import { RELATION_CLASSES, RELATION_FEATURES, relationFeatures, type Relation } from './sentenceRelations.js';

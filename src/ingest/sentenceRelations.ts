@@ -54,8 +54,8 @@ interface SentenceFacts {
 }
 
 function facts(text: string): SentenceFacts {
-  const tokens = annotate(text).flatMap((sentence: AnnotatedSentence) => sentence.tokens.map((token) => ({ token, sentence })));
   const sentences = annotate(text);
+  const tokens = sentences.flatMap((sentence: AnnotatedSentence) => sentence.tokens.map((token) => ({ token })));
   const dates = new Set<string>();
   for (const sentence of sentences) {
     for (const entity of sentence.entities) {

@@ -31,7 +31,7 @@ export function normalizeFactValue(value: string): string {
 }
 
 /** Lowercase letters and digits only, diacritics removed: what a diacritics-only or punctuation edit leaves equal. */
-function folded(value: string): string {
+export function folded(value: string): string {
   return value
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
@@ -52,14 +52,21 @@ function editDistance(a: string, b: string): number {
 
 const digits = (value: string): string => value.replace(/\D+/g, ' ').trim();
 
-/** A small edit relative to the length that leaves every number as it was ("Virgina" → "Virginia"). */
+/**
+ * A small edit relative to the length that leaves every number as it was ("Virgina" →
+ * "Virginia"), inside words of five letters or more: in a short word one letter makes another
+ * name ("Mark" → "Mary", "John" → "Jon").
+ */
 function isTypoFix(a: string, b: string): boolean {
   if (digits(a) !== digits(b)) return false;
   const x = folded(a);
   const y = folded(b);
   const distance = editDistance(x, y);
-  // Two edits at most, and at most 1 in 8 characters: replacing a short name is not a typo.
-  return distance <= Math.min(2, Math.floor(Math.max(x.length, y.length) / 8));
+  if (distance > Math.min(2, Math.floor(Math.max(x.length, y.length) / 8))) return false;
+  const left = x.split(' ');
+  const right = y.split(' ');
+  if (left.length !== right.length) return false;
+  return left.every((word, i) => word === right[i] || Math.min(word.length, right[i]!.length) >= 5);
 }
 
 const words = (value: string): string[] => value.split(/\s+/).filter(Boolean);
@@ -105,8 +112,9 @@ function abbreviates(short: string[], long: string[]): boolean {
 
 /** List members: split on commas, semicolons, line breaks and "and". */
 function members(value: string): string[] {
+  // A comma before a digit is a thousands separator ("8,336,817"), not a list.
   return value
-    .split(/\s*(?:[,;\n]|\band\b)\s*/)
+    .split(/\s*(?:,(?!\d)|[;\n]|\band\b)\s*/)
     .map((member) => member.trim())
     .filter(Boolean);
 }
@@ -124,6 +132,8 @@ function sameMember(a: string, b: string): FalseChangeKind | 'SAME' | null {
     // Equal once the marks are gone: only diacritics differ; otherwise case or punctuation does.
     return withoutMarks(a) === withoutMarks(b) ? 'DIACRITICS' : 'FORMAT';
   }
+  // Only spacing and punctuation differ: "CF" → "C.F.".
+  if (folded(a).replace(/ /g, '') === folded(b).replace(/ /g, '')) return 'FORMAT';
   if (abbreviates(words(a), words(b)) || abbreviates(words(b), words(a))) return 'ABBREVIATION';
   if (isTypoFix(a, b)) return 'TYPO';
   return null;
@@ -158,8 +168,16 @@ export function classifyValueEdit(before: string, after: string): ValueEdit {
   // The same parts in another order: "English, French" → "French, English".
   const parts = (value: string): string => members(value).map(folded).sort().join('|');
   if (parts(a) === parts(b)) return { kind: 'REFINED', reason: 'FORMAT' };
-  // A qualifier after the same head: "Frankfurt" → "Frankfurt, Germany", "Bucharest, Romania" → "Bucharest, Kingdom of Romania".
-  const head = (value: string): string => folded(value.split(',')[0]!);
-  if ((a.includes(',') || b.includes(',')) && head(a) === head(b) && head(a) !== '') return { kind: 'REFINED', reason: 'QUALIFIER' };
+  // A qualifier after the same head, added, dropped or rewritten around the same words:
+  // "Frankfurt" → "Frankfurt, Germany", "Bucharest, Romania" → "Bucharest, Kingdom of Romania";
+  // not "Paris, France" → "Paris, Texas", and never with a number changed.
+  const [headA, ...restA] = a.split(/,(?!\d)/);
+  const [headB, ...restB] = b.split(/,(?!\d)/);
+  const qualifierA = new Set(folded(restA.join(' ')).split(' ').filter(Boolean));
+  const qualifierB = new Set(folded(restB.join(' ')).split(' ').filter(Boolean));
+  const rewordedQualifier = qualifierA.size === 0 || qualifierB.size === 0 || [...qualifierA].some((word) => qualifierB.has(word));
+  if (digits(a) === digits(b) && folded(headA!) === folded(headB!) && folded(headA!) !== '' && (restA.length + restB.length > 0) && rewordedQualifier) {
+    return { kind: 'REFINED', reason: 'QUALIFIER' };
+  }
   return { kind: 'UPDATED', added: [], removed: [] };
 }

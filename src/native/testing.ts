@@ -7,18 +7,9 @@
 import type { ReferenceVectorIndex } from './reference.js';
 import type { QueryResult, SearchOptions } from './types.js';
 import { OPEN_END } from './args.js';
+import { seededRandom } from '../learning/random.js';
 
-/** mulberry32: small, fast, deterministic PRNG returning floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 /** rows × dimension values uniform in [-1, 1) (or small integers in [-3, 3] for exact-arithmetic tests). */
 export function randomMatrix(random: () => number, rows: number, dimension: number, integers = false): Float32Array {

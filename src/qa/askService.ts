@@ -32,7 +32,7 @@ import {
   type Turn,
 } from './types.js';
 
-export const ASK_LIMITS = { maxQuestionLength: 2000, maxTurns: 20, minK: 1, maxK: 50, maxBatch: 256 } as const;
+export const ASK_LIMITS = { maxQuestionLength: 2000, maxTurns: 20, maxEvidenceIdsPerTurn: 50, minK: 1, maxK: 50, maxBatch: 256 } as const;
 export const DEFAULT_K = 3;
 
 export class AskInputError extends Error {
@@ -149,6 +149,11 @@ function analyseInConversation(question: string, turns: readonly Turn[]): Questi
   };
 }
 
+/** Two versions of one fact: their ids differ only in the snapshot part (`subject#attribute#snapshot`). */
+function sameFact(a: string, b: string): boolean {
+  return a.slice(0, a.lastIndexOf('#')) === b.slice(0, b.lastIndexOf('#'));
+}
+
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
@@ -158,7 +163,7 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 export class AskService {
   private readonly generators: GeneratorRegistry;
   private readonly gate: CertaintyGate | null;
-  private subjectIndex: { snapshotId: string; index: SubjectIndex } | null = null;
+  private subjectIndex: { version: string; index: SubjectIndex } | null = null;
 
   constructor(private readonly options: AskServiceOptions) {
     this.generators = options.generators ?? new GeneratorRegistry();
@@ -217,7 +222,9 @@ export class AskService {
     const first = snapshots[0];
     if (!first) throw new AskInputError(where, 'nothing has been ingested yet: load a snapshot first');
     const cutoff = this.options.cutoff ?? first.takenAt;
-    const subjects = await this.subjects(snapshots[snapshots.length - 1]!.id);
+    const latest = snapshots[snapshots.length - 1]!;
+    // Keyed by status too: an article list read while a snapshot is still being ingested is partial.
+    const subjects = await this.subjects(`${latest.id}:${latest.status}`);
     return Promise.all(
       requests.map(async (request, index) => {
         const at = requests.length === 1 && where === 'ask' ? '' : `${where}[${index}].`;
@@ -226,7 +233,12 @@ export class AskService {
         const summary = conversationSummary(turns);
         const linked = subjects.link(`${summary} ${question}`);
         const articleIds = linked.map((subject) => subject.articleId);
-        const generator = this.generators.get(request.generator);
+        let generator: Generator;
+        try {
+          generator = this.generators.get(request.generator);
+        } catch (error) {
+          throw new AskInputError(`${at}generator`, (error as Error).message);
+        }
         const window = asOf < cutoff ? { from: asOf, to: cutoff } : { from: cutoff, to: asOf };
         const [factsNow, factsAtCutoff, profiles, conversationEvidence] = await Promise.all([
           this.options.reads.factsValidAt(articleIds, asOf),
@@ -234,9 +246,13 @@ export class AskService {
           this.options.answering.changeProfiles(articleIds, window, asOf),
           this.evidenceOf(turns),
         ]);
-        let currentFact = matchFact(articleIds.flatMap((id) => factsNow.get(id) ?? []), analysis.terms);
+        // The turn's own words name the attribute when they can ("And the capital?"); a bare follow-up
+        // ("And before that?") takes the earlier turn's.
+        const ownTerms = turns.length > 0 ? analyseQuestion(question).terms : analysis.terms;
+        const askedFact = (facts: FactRecord[]): FactRecord | null => matchFact(facts, ownTerms) ?? matchFact(facts, analysis.terms);
+        let currentFact = askedFact(articleIds.flatMap((id) => factsNow.get(id) ?? []));
         if (currentFact && analysis.asksForEarlier) currentFact = await this.options.answering.previousFact(currentFact.id);
-        const memoryFact = matchFact(articleIds.flatMap((id) => factsAtCutoff.get(id) ?? []), analysis.terms);
+        const memoryFact = askedFact(articleIds.flatMap((id) => factsAtCutoff.get(id) ?? []));
         const titles = new Set(linked.flatMap((subject) => subject.title.toLowerCase().split(/\s+/)));
         const unknownNames = analysis.tokens.filter((token, i) => i > 0 && token.pos === 'PROPN' && !titles.has(token.lower)).map((token) => token.text);
         let decision = decideRetrieval({
@@ -290,10 +306,11 @@ export class AskService {
   private continuation(question: QuestionAnalysis, evidence: Evidence[], currentFact: FactRecord | null): { covered: boolean; evidence: Evidence[]; cues: string[] } {
     if (evidence.length === 0) return { covered: false, evidence, cues: ['no evidence from earlier turns'] };
     const facts = evidence.filter((e) => e.kind === EvidenceKind.FACT);
-    if (currentFact && facts.some((fact) => fact.articleId === currentFact.subject)) {
+    if (currentFact && facts.some((fact) => sameFact(fact.id, currentFact.id))) {
       const cue = question.asksForEarlier ? `earlier turns' fact has a previous version: ${currentFact.value}` : `earlier turns' evidence holds ${currentFact.attribute}`;
       return { covered: true, evidence: [factEvidence(currentFact, 0), ...evidence.filter((e) => e.kind !== EvidenceKind.FACT)], cues: [cue] };
     }
+    if (currentFact) return { covered: false, evidence, cues: [`asks for ${currentFact.attribute} of ${currentFact.subject}, which the earlier evidence does not hold`] };
     let best = 0;
     let typed = false;
     for (const item of evidence.filter((e) => e.kind !== EvidenceKind.FACT)) {
@@ -325,9 +342,9 @@ export class AskService {
     });
   }
 
-  private async subjects(latestSnapshotId: string): Promise<SubjectIndex> {
-    if (this.subjectIndex?.snapshotId !== latestSnapshotId) {
-      this.subjectIndex = { snapshotId: latestSnapshotId, index: new SubjectIndex(await this.options.answering.articleTitles()) };
+  private async subjects(version: string): Promise<SubjectIndex> {
+    if (this.subjectIndex?.version !== version) {
+      this.subjectIndex = { version, index: new SubjectIndex(await this.options.answering.articleTitles()) };
     }
     return this.subjectIndex.index;
   }
@@ -522,6 +539,10 @@ function validate(
   turns.forEach((turn, t) => {
     if (turn.question.trim() === '') throw new AskInputError(`${at}conversation[${t}].question`, 'must not be empty');
     if (turn.question.length > ASK_LIMITS.maxQuestionLength) throw new AskInputError(`${at}conversation[${t}].question`, `must be at most ${ASK_LIMITS.maxQuestionLength} characters`);
+    if ((turn.answer ?? '').length > ASK_LIMITS.maxQuestionLength) throw new AskInputError(`${at}conversation[${t}].answer`, `must be at most ${ASK_LIMITS.maxQuestionLength} characters`);
+    if ((turn.evidenceIds ?? []).length > ASK_LIMITS.maxEvidenceIdsPerTurn) {
+      throw new AskInputError(`${at}conversation[${t}].evidenceIds`, `at most ${ASK_LIMITS.maxEvidenceIdsPerTurn} ids per turn, got ${turn.evidenceIds!.length}`);
+    }
   });
   return { question, asOf, turns, mode: request.retrieval ?? RetrievalMode.ADAPTIVE, k };
 }

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { f1Score, normalizeAnswer } from '../bench/answerMetrics.js';
+import { f1Score } from '../bench/answerMetrics.js';
+import { normalizeAnswer } from '../text/normalize.js';
 import type { ChangeProfile } from '../graph/answeringRepository.js';
 import type { FactRecord } from '../graph/model.js';
 import { Classifier, type ClassifierModelJson } from '../native/index.js';

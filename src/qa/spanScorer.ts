@@ -113,8 +113,7 @@ export function spanCandidates(question: QuestionAnalysis, text: string): SpanCa
         for (let i = from; i >= 0 && i < tokens.length; i += step) if (/[\p{L}\p{N}]/u.test(tokens[i]!.text)) return question.terms.has(tokens[i]!.stem);
         return false;
       };
-      const typeMatch =
-        question.answerType === AnswerType.PLACE ? (span.types.has(AnswerType.PLACE) ? 1 : 0) : span.types.has(question.answerType) ? 1 : 0;
+      const typeMatch = span.types.has(question.answerType) ? 1 : 0;
       candidates.push({
         ...span,
         features: [

@@ -4,7 +4,7 @@
  * answer and inform the retrieval decision.
  */
 import type { FactRecord } from '../graph/model.js';
-import { normalizeAnswer } from '../bench/answerMetrics.js';
+import { normalizeAnswer } from '../text/normalize.js';
 import { contentTerms } from '../text/language.js';
 
 export interface LinkedSubject {
@@ -29,10 +29,6 @@ export class SubjectIndex {
       const short = key.replace(/\s+(f c|c f|cf|fc|inc|ltd|plc|co)$/, '');
       if (short !== key && short !== '' && !this.byWords.has(short)) this.byWords.set(short, subject);
     }
-  }
-
-  get size(): number {
-    return this.byWords.size;
   }
 
   /** The articles whose titles the text names, longest first and not overlapping. */

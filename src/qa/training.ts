@@ -3,13 +3,14 @@
  * - the span scorer, on one half of a public QA set (gold paragraphs), `chronoql train-spans`;
  * - the certainty gate and ARR's λ, on QA items with types and evidence, `chronoql train-gate`.
  */
-import { exactMatch, f1Score, matchAccuracy, normalizeAnswer } from '../bench/answerMetrics.js';
+import { exactMatch, f1Score, matchAccuracy } from '../bench/answerMetrics.js';
+import { normalizeAnswer } from '../text/normalize.js';
 import { trainListwiseRanker, trainSoftmaxRegression, type CandidateGroup } from '../learning/softmaxRegression.js';
 import type { ClassifierModelJson } from '../native/index.js';
 import type { QaItem } from '../retrieval/evaluation.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
 import type { AskService } from './askService.js';
-import { CertaintyGate, DEFAULT_LAMBDA, GATE_CLASSES, GATE_FEATURES, type GateClass, type GateModelFile } from './certaintyGate.js';
+import { CertaintyGate, DEFAULT_LAMBDA, GATE_CLASSES, GATE_FEATURES, predictedClass, type GateClass, type GateModelFile } from './certaintyGate.js';
 import { analyseQuestion } from './question.js';
 import { SPAN_CLASSES, SPAN_FEATURES, spanCandidates } from './spanScorer.js';
 import { EvidenceKind, RetrievalMode } from './types.js';
@@ -67,6 +68,7 @@ export function splitBySubject(items: readonly QaItem[]): { train: QaItem[]; hel
 export async function trainGate(ask: AskService, retrieval: RetrievalService, items: readonly QaItem[], onProgress?: (done: number, total: number) => void): Promise<GateTrainingReport> {
   const { train, heldOut } = splitBySubject(items);
   type Row = { item: QaItem; features: number[]; label: number; answer: string; isFact: boolean };
+  let done = 0;
   const collect = async (part: readonly QaItem[]): Promise<Row[]> => {
     const out: Row[] = [];
     for (let start = 0; start < part.length; start += 64) {
@@ -81,7 +83,8 @@ export async function trainGate(ask: AskService, retrieval: RetrievalService, it
           out.push({ item: batch[i]!, features: candidate.features, answer: candidate.answer, label, isFact: candidate.evidence.kind === EvidenceKind.FACT });
         }
       });
-      onProgress?.(Math.min(start + 64, items.length), items.length);
+      done += batch.length;
+      onProgress?.(done, items.length);
     }
     return out;
   };
@@ -93,7 +96,7 @@ export async function trainGate(ask: AskService, retrieval: RetrievalService, it
   );
   const gate = CertaintyGate.fromModel({ classifier, lambda: DEFAULT_LAMBDA });
   const certainties = await gate.score(heldOutRows.map((row) => row.features));
-  const predicted = certainties.map((c) => (c.reliable >= c.misleading && c.reliable >= c.uncertain ? 0 : c.misleading >= c.uncertain ? 1 : 2));
+  const predicted = certainties.map((c) => GATE_CLASSES.indexOf(predictedClass(c)));
   const heldOutAccuracy = heldOutRows.length === 0 ? 0 : predicted.filter((p, i) => p === heldOutRows[i]!.label).length / heldOutRows.length;
 
   // λ: re-retrieve the held-out questions whose best passage the gate does not trust, with each λ.

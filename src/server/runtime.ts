@@ -12,7 +12,7 @@ import { AskService } from '../qa/askService.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
 import type { RequestContext, Services } from '../schema/context.js';
-import { chatEndpointFromEnv } from '../tools/openaiChat.js';
+import { verifierFromEnv } from '../tools/openaiChat.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 
@@ -68,12 +68,22 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     throw error;
   }
   const reads = new ReadRepository(db);
-  const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
-  if (options.changeFeed) await changeFeed.start();
   const snapshots = new SnapshotRepository(db);
-  const answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval });
-  const chat = chatEndpointFromEnv();
-  const labeler = new GrowOverLabeler({ embed: (texts) => retrieval.embedTexts(texts), verifier: chat ? chatVerifier(chat) : undefined });
+  const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
+  let answering: AskService;
+  let labeler: GrowOverLabeler;
+  try {
+    // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
+    answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval });
+    const verifier = verifierFromEnv();
+    labeler = new GrowOverLabeler({ embed: (texts) => retrieval.embedTexts(texts), verifier: verifier ? chatVerifier(verifier) : undefined });
+    if (options.changeFeed) await changeFeed.start();
+  } catch (error) {
+    await retrieval.close();
+    await db.close();
+    await connection.stop();
+    throw error;
+  }
   const services: Services = { db, reads, changeFeed, retrieval, answering, ingest: new IngestService(db, () => changeFeed.poke(), labeler) };
   return {
     services,

@@ -67,9 +67,18 @@ export class ChatClient {
   }
 }
 
-/** The chat endpoint configured by CHRONOQL_GENERATOR_BASE_URL, _MODEL and _API_KEY, or null. */
-export function chatEndpointFromEnv(env: NodeJS.ProcessEnv = process.env): ChatEndpointConfig | null {
-  const baseUrl = env.CHRONOQL_GENERATOR_BASE_URL?.trim();
+/** The chat endpoint configured by `{prefix}_BASE_URL`, `_MODEL` and `_API_KEY`, or null when no base URL is set. */
+function chatEndpoint(env: NodeJS.ProcessEnv, prefix: string): ChatEndpointConfig | null {
+  const baseUrl = env[`${prefix}_BASE_URL`]?.trim();
   if (!baseUrl) return null;
-  return { baseUrl, model: env.CHRONOQL_GENERATOR_MODEL?.trim() ?? '', apiKey: env.CHRONOQL_GENERATOR_API_KEY?.trim() || undefined };
+  return { baseUrl, model: env[`${prefix}_MODEL`]?.trim() ?? '', apiKey: env[`${prefix}_API_KEY`]?.trim() || undefined };
 }
+
+/** The `openai` generator's endpoint: CHRONOQL_GENERATOR_BASE_URL, _MODEL, _API_KEY. */
+export const generatorEndpointFromEnv = (env: NodeJS.ProcessEnv = process.env): ChatEndpointConfig | null => chatEndpoint(env, 'CHRONOQL_GENERATOR');
+
+/**
+ * The sentence-change verifier's endpoint: CHRONOQL_VERIFIER_BASE_URL, _MODEL, _API_KEY. A
+ * setting of its own, so that configuring a generator never makes ingest labels depend on a model.
+ */
+export const verifierFromEnv = (env: NodeJS.ProcessEnv = process.env): ChatEndpointConfig | null => chatEndpoint(env, 'CHRONOQL_VERIFIER');

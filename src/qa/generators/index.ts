@@ -1,5 +1,5 @@
 import { ExtractiveGenerator } from './extractive.js';
-import { chatEndpointFromEnv } from '../../tools/openaiChat.js';
+import { generatorEndpointFromEnv } from '../../tools/openaiChat.js';
 import { OpenAIGenerator } from './openai.js';
 import { GeneratorConfigError, type Generator } from './types.js';
 
@@ -17,7 +17,7 @@ export class GeneratorRegistry {
 
   constructor(env: NodeJS.ProcessEnv = process.env) {
     this.generators.set('extractive', new ExtractiveGenerator());
-    const chat = chatEndpointFromEnv(env);
+    const chat = generatorEndpointFromEnv(env);
     if (chat) this.generators.set('openai', new OpenAIGenerator(chat));
   }
 

@@ -23,12 +23,9 @@ export interface Generation {
 export interface Generator {
   readonly name: string;
   generate(inputs: readonly GenerationInput[]): Promise<Generation[]>;
-  close?(): Promise<void>;
 }
 
-export class GeneratorConfigError extends Error {
-  readonly code = 'GENERATOR_NOT_CONFIGURED';
-}
+export class GeneratorConfigError extends Error {}
 
 export class GeneratorRequestError extends Error {
   readonly code = 'GENERATOR_FAILED';

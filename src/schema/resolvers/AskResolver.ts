@@ -1,6 +1,7 @@
 import { Arg, Ctx, Int, Query, Resolver } from 'type-graphql';
 import { AskInputError } from '../../qa/askService.js';
-import { GeneratorConfigError } from '../../qa/generators/index.js';
+import { GraphQLError } from 'graphql';
+import { GeneratorRequestError } from '../../qa/generators/index.js';
 import { RetrievalMode, type AnswerResult, type AskRequest } from '../../qa/types.js';
 import { Answer, AskInput, TurnInput } from '../answerTypes.js';
 import type { RequestContext } from '../context.js';
@@ -21,7 +22,7 @@ async function answering<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof AskInputError) throw badUserInput(error.message, error.argument);
-    if (error instanceof GeneratorConfigError) throw badUserInput(error.message, 'generator');
+    if (error instanceof GeneratorRequestError) throw new GraphQLError(error.message, { extensions: { code: error.code } });
     throw error;
   }
 }
