@@ -72,7 +72,7 @@ describe('ask on the demo corpus', () => {
     ask(question: $q, asOf: $asOf, retrieval: $mode, k: $k, conversation: $conversation) {
       text adopted certainty { reliable misleading uncertain }
       decision { action timeSensitive cues changedSince { attribute value } }
-      evidence { kind id text validFrom validTo round }
+      evidence { kind id text validFrom validTo round article { id } }
       rounds { round query omega hits { id } }
       timings { totalMs retrievalMs }
     } }`;
@@ -88,6 +88,7 @@ describe('ask on the demo corpus', () => {
       assert.equal(data.ask.decision.action, 'RETRIEVE');
       assert.ok(data.ask.decision.changedSince.some((f: any) => f.attribute === 'Prime Minister'));
       assert.ok(data.ask.evidence[0].text.includes(expected));
+      assert.equal(data.ask.evidence[0].article.id, 'France');
       assert.ok(data.ask.evidence.every((e: any) => e.validFrom <= `${asOf}T00:00:00.000Z` && (e.validTo === null || e.validTo > `${asOf}T00:00:00.000Z`)));
       assert.equal(data.ask.adopted, true);
       assert.ok(data.ask.certainty.reliable > 0.5);

@@ -1,4 +1,4 @@
-import { AskResolver } from './resolvers/AskResolver.js';
+import { AskResolver, EvidenceResolver } from './resolvers/AskResolver.js';
 import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
@@ -25,7 +25,7 @@ const noTopics = {
 
 export function chronoqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver, AskResolver],
+    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver, AskResolver, EvidenceResolver],
     validate: false,
     pubSub: noTopics,
   });

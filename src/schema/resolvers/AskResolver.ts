@@ -1,13 +1,14 @@
-import { Arg, Ctx, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from 'type-graphql';
 import { AskInputError } from '../../qa/askService.js';
 import { GraphQLError } from 'graphql';
 import { GeneratorRequestError } from '../../qa/generators/index.js';
 import { RetrievalMode, type AnswerResult, type AskRequest } from '../../qa/types.js';
-import { Answer, AskInput, TurnInput } from '../answerTypes.js';
+import { Answer, AskInput, Evidence, TurnInput } from '../answerTypes.js';
 import type { RequestContext } from '../context.js';
 import { badUserInput } from '../errors.js';
 import { factNode } from '../nodes.js';
 import { DateTimeScalar } from '../scalars.js';
+import { Article } from '../types.js';
 
 function toAnswer(result: AnswerResult): Answer {
   return {
@@ -45,5 +46,13 @@ export class AskResolver {
   @Query(() => [Answer], { description: 'Many questions at once (one search, one generator call and one gate call per round); answers in input order.' })
   batchAsk(@Ctx() { services, now }: RequestContext, @Arg('questions', () => [AskInput]) questions: AskInput[]): Promise<Answer[]> {
     return answering(async () => (await services.answering.batchAsk(questions as AskRequest[], now)).map(toAnswer));
+  }
+}
+
+@Resolver(() => Evidence)
+export class EvidenceResolver {
+  @FieldResolver(() => Article, { nullable: true, description: 'The article the evidence belongs to.' })
+  article(@Root() evidence: Evidence, @Ctx() { loaders }: RequestContext): Promise<Article | null> {
+    return loaders.article.load(evidence.articleId);
   }
 }
