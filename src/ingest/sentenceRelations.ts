@@ -147,10 +147,7 @@ export class RelationClassifier {
   /** Class probabilities of many pairs in one native call. */
   async predict(rows: readonly number[][]): Promise<Array<Record<Relation, number>>> {
     if (rows.length === 0) return [];
-    const width = RELATION_FEATURES.length;
-    const matrix = new Float32Array(rows.length * width);
-    rows.forEach((row, r) => matrix.set(row, r * width));
-    const p = await this.classifier.scoreBatch(matrix);
+    const p = await this.classifier.scoreBatch(rows);
     return rows.map((_, r) => ({ ENTAILMENT: p[3 * r]!, CONTRADICTION: p[3 * r + 1]!, NEUTRAL: p[3 * r + 2]! }));
   }
 }

@@ -116,10 +116,7 @@ export class CertaintyGate {
   /** Class probabilities of many candidates in one native call. */
   async score(rows: readonly number[][]): Promise<Certainty[]> {
     if (rows.length === 0) return [];
-    const width = GATE_FEATURES.length;
-    const matrix = new Float32Array(rows.length * width);
-    rows.forEach((row, r) => matrix.set(row, r * width));
-    const p = await this.classifier.scoreBatch(matrix);
+    const p = await this.classifier.scoreBatch(rows);
     return rows.map((_, r) => ({ reliable: p[3 * r]!, misleading: p[3 * r + 1]!, uncertain: p[3 * r + 2]! }));
   }
 }

@@ -163,10 +163,7 @@ export class SpanScorer {
   async score(candidates: readonly SpanCandidate[][]): Promise<number[][]> {
     const rows = candidates.flat();
     if (rows.length === 0) return candidates.map(() => []);
-    const width = SPAN_FEATURES.length;
-    const matrix = new Float32Array(rows.length * width);
-    rows.forEach((row, r) => matrix.set(row.features, r * width));
-    const probabilities = await this.classifier.scoreBatch(matrix);
+    const probabilities = await this.classifier.scoreBatch(rows.map((row) => row.features));
     let r = 0;
     return candidates.map((list) => list.map(() => probabilities[2 * r++]!));
   }
