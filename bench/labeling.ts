@@ -4,12 +4,12 @@
  * corpus, with the share of GrowOVER's time spent in the encoder and in the classifier
  * (feature computation included).
  */
-import { embedTextsWith, GrowOverLabeler } from '../src/ingest/growoverLabeler.js';
+import { embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../src/ingest/growoverLabeler.js';
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../src/ingest/sentenceLabeler.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile, type ArticleInput } from '../src/ingest/snapshotReader.js';
-import { createEmbedder, embedderConfigFromEnv } from '../src/retrieval/embedders/index.js';
+import { createEmbedder } from '../src/retrieval/embedders/index.js';
 import { machine, writeResult } from './common.js';
 import { syntheticSnapshots } from './ingest.js';
 
@@ -36,7 +36,7 @@ async function throughput(labeler: SentenceLabeler, pairs: readonly Pair[]): Pro
 }
 
 export async function runLabelingBenchmark(options: { articles: number; changeRate: number }): Promise<Record<string, unknown>> {
-  const embedder = await createEmbedder(embedderConfigFromEnv(process.env));
+  const embedder = await createEmbedder(labelEncoderConfig(process.env));
   try {
     const [first, second] = syntheticSnapshots(options.articles, options.changeRate);
     const demo = await demoSnapshots();

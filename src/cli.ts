@@ -396,10 +396,11 @@ program
     printResult(result, false);
   });
 
-/** The configured sentence encoder, outside any store (training and evaluation need no database). */
-async function configuredEmbedder() {
-  const { createEmbedder, embedderConfigFromEnv } = await import('./retrieval/embedders/index.js');
-  return createEmbedder(embedderConfigFromEnv(process.env));
+/** The sentence labeler's encoder, outside any store (training and evaluation need no database). */
+async function labelEncoder() {
+  const { createEmbedder } = await import('./retrieval/embedders/index.js');
+  const { labelEncoderConfig } = await import('./ingest/growoverLabeler.js');
+  return createEmbedder(labelEncoderConfig(process.env));
 }
 
 program
@@ -418,7 +419,7 @@ program
       }
     }
     const pairs = relationTrainingPairs([...articles.values()]);
-    const embedder = await configuredEmbedder();
+    const embedder = await labelEncoder();
     try {
       const trained = await trainRelationClassifier(pairs, embedTextsWith(embedder));
       await writeJson(options.out, { ...trained.model, provenance: { command: 'chronoql train-relations', embedder: embedder.id, pairs: trained.counts } });
@@ -440,7 +441,7 @@ program
     const { ExactMatchLabeler } = await import('./ingest/sentenceLabeler.js');
     const { GrowOverLabeler, embedTextsWith } = await import('./ingest/growoverLabeler.js');
     const cases = evaluation.splitCases(await evaluation.readSentenceCases(options.sentences), options.split);
-    const embedder = await configuredEmbedder();
+    const embedder = await labelEncoder();
     try {
       const sentences = [await evaluation.evaluateLabeler(new ExactMatchLabeler(), cases), await evaluation.evaluateLabeler(new GrowOverLabeler({ embed: embedTextsWith(embedder) }), cases)];
       const facts = evaluation.evaluateFactPairs(await evaluation.readFactPairs(options.facts));

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chatVerifier, embedTextsWith, GrowOverLabeler } from '../src/ingest/growoverLabeler.js';
+import { chatVerifier, embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../src/ingest/growoverLabeler.js';
 import { evaluateFactPairs, evaluateLabeler, readFactPairs, readSentenceCases } from '../src/ingest/labelingEvaluation.js';
 import { relationTrainingPairs } from '../src/ingest/relationTraining.js';
 import type { SentenceLabeling } from '../src/ingest/sentenceLabeler.js';
-import { createEmbedder, embedderConfigFromEnv, type Embedder } from '../src/retrieval/embedders/index.js';
+import { createEmbedder, type Embedder } from '../src/retrieval/embedders/index.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { execute, ingestDemo, openTestRuntime, testDataDir } from './support.js';
 
@@ -18,7 +18,7 @@ describe('GrowOVER sentence labeling', () => {
   let embedder: Embedder;
   let labeler: GrowOverLabeler;
   before(async () => {
-    embedder = await createEmbedder(embedderConfigFromEnv({ ...process.env, CHRONOQL_EMBEDDER: 'e5-small-v2', CHRONOQL_DATA_DIR: testDataDir }));
+    embedder = await createEmbedder(labelEncoderConfig({ ...process.env, CHRONOQL_DATA_DIR: testDataDir }));
     labeler = new GrowOverLabeler({ embed: embedTextsWith(embedder) });
   });
   after(async () => {

@@ -8,11 +8,11 @@
  *    similar enough old sentence → CHANGED, all neutral and dissimilar → NEW, otherwise NEW with
  *    `confident: false`. Old sentences left without a successor are DELETED.
  *    One addition to GrowOVER: when exactly one old and one new sentence are left in a group and
- *    they are as similar as a contradiction must be, the sentence was revised in place (CHANGED);
+ *    they are similar enough (`inPlace`), the sentence was revised in place (CHANGED);
  *    the classifier, trained on clean single edits, misses many real multi-part revisions.
  * Only group members are embedded and classified, so an unchanged article costs no model call.
  */
-import type { Embedder } from '../retrieval/embedders/index.js';
+import { embedderConfigFromEnv, type Embedder, type EmbedderConfig } from '../retrieval/embedders/index.js';
 import { ChatClient, type ChatEndpointConfig } from '../tools/openaiChat.js';
 import { RelationClassifier, relationFeatures, type Relation } from './sentenceRelations.js';
 import { finish, gaps, matchIdentical, type PreviousSentence, type SentenceAlignment, type SentenceLabeler, type SentenceLabeling } from './sentenceLabeler.js';
@@ -45,11 +45,12 @@ export function chatVerifier(config: ChatEndpointConfig): ContradictionVerifier 
 }
 
 /**
- * GrowOVER's thresholds are 0.99 (anchor), 0.6 (contradiction) and 0.7 (new) on its encoder's
- * cosine. e5's cosines sit higher (unrelated sentences about 0.75, a changed sentence about
- * 0.90 on the demo corpus), and the relation classifier, trained on clean single edits,
- * gives real multi-part revisions a low contradiction probability; so all but the anchor were
- * chosen on the tuning half of the labeled sentence pairs (`chronoql eval-labeling --split tune`).
+ * On the labeling encoder's cosine (all-MiniLM-L6-v2, a Sentence-BERT model like GrowOVER's).
+ * The anchor (0.99) and new-sentence (0.7) thresholds are GrowOVER's. Its contradiction
+ * threshold (0.6) would miss many real revisions (a changed sentence's median cosine is 0.70
+ * on the labeled demo pairs), and the relation classifier, trained on clean single edits,
+ * gives real multi-part revisions a low contradiction probability; so those two were chosen
+ * on the tuning half of the labeled sentence pairs (`chronoql eval-labeling --split tune`).
  */
 export interface GrowOverThresholds {
   /** Cosine from which two sentences (or runs) are the same text. */
@@ -60,9 +61,19 @@ export interface GrowOverThresholds {
   contradictionProbability: number;
   /** Cosine below which every pair must be for a confident NEW. */
   newSentence: number;
+  /** Cosine from which a lone old and new sentence left in a group are a revision in place. */
+  inPlace: number;
 }
 
-export const DEFAULT_THRESHOLDS: GrowOverThresholds = { anchor: 0.99, contradiction: 0.84, contradictionProbability: 0.02, newSentence: 0.86 };
+export const DEFAULT_THRESHOLDS: GrowOverThresholds = { anchor: 0.99, contradiction: 0.3, contradictionProbability: 0.02, newSentence: 0.7, inPlace: 0.4 };
+
+/**
+ * The labeler's own sentence encoder (CHRONOQL_LABEL_ENCODER, default all-MiniLM-L6-v2): twice
+ * as fast as the retrieval encoder here, and the one the thresholds and relation model were tuned with.
+ */
+export function labelEncoderConfig(env: NodeJS.ProcessEnv = process.env, options: { dataDir?: string } = {}): EmbedderConfig {
+  return embedderConfigFromEnv({ ...env, CHRONOQL_EMBEDDER: env.CHRONOQL_LABEL_ENCODER?.trim() || 'all-minilm-l6-v2' }, options);
+}
 
 const MAX_RUN = 3;
 
@@ -222,7 +233,7 @@ export class GrowOverLabeler implements SentenceLabeler {
     const leftNew = newIndices.filter((n) => !newUsed.has(n));
     const leftOld = oldIndices.filter((o) => !oldUsed.has(o));
     const inPlace = leftNew.length === 1 && leftOld.length === 1 ? scored.find((s) => s.n === leftNew[0] && s.o === leftOld[0]) : undefined;
-    if (inPlace && inPlace.relation !== 'ENTAILMENT' && inPlace.similarity > this.thresholds.contradiction && (await confirmed(inPlace.o, inPlace.n))) {
+    if (inPlace && inPlace.relation !== 'ENTAILMENT' && inPlace.similarity > this.thresholds.inPlace && (await confirmed(inPlace.o, inPlace.n))) {
       alignments[inPlace.n] = { kind: 'CHANGED', previousId: previous[inPlace.o]!.id };
       newUsed.add(inPlace.n);
       oldUsed.add(inPlace.o);

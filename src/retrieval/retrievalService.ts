@@ -386,11 +386,6 @@ export class RetrievalService {
     );
   }
 
-  /** Vectors of any texts from the store's encoder (query side: symmetric similarity), for the sentence labeler. */
-  async embedTexts(texts: readonly string[]): Promise<{ vectors: Float32Array; dimension: number }> {
-    return { vectors: await this.embedder.embed([...texts], 'query'), dimension: this.embedder.dimension };
-  }
-
   /** Passages by id, for evidence handed back by a client (a conversation's earlier turns). */
   unitsByIds(unit: SearchUnit, ids: readonly string[]): Promise<Map<string, UnitRecord>> {
     return this.repository.unitsByIds(LABEL[unit], ids);

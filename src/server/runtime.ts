@@ -6,7 +6,8 @@ import { migrate } from '../graph/migrator.js';
 import { ReadRepository } from '../graph/readRepository.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { ChangeFeed } from '../ingest/changeFeed.js';
-import { chatVerifier, GrowOverLabeler } from '../ingest/growoverLabeler.js';
+import { chatVerifier, embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../ingest/growoverLabeler.js';
+import { createEmbedder, type Embedder, type EmbedderConfig } from '../retrieval/embedders/index.js';
 import { IngestService } from '../ingest/ingestService.js';
 import { AskService } from '../qa/askService.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
@@ -72,13 +73,16 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
   let answering: AskService;
   let labeler: GrowOverLabeler;
+  let labelEncoder: Embedder | undefined;
   try {
     // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
     answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval });
     const verifier = verifierFromEnv();
-    labeler = new GrowOverLabeler({ embed: (texts) => retrieval.embedTexts(texts), verifier: verifier ? chatVerifier(verifier) : undefined });
+    labelEncoder = await createEmbedder({ ...labelEncoderConfig(process.env, { dataDir: config.dataDir }), log: (message: string) => log.info(message) } as EmbedderConfig);
+    labeler = new GrowOverLabeler({ embed: embedTextsWith(labelEncoder), verifier: verifier ? chatVerifier(verifier) : undefined });
     if (options.changeFeed) await changeFeed.start();
   } catch (error) {
+    await labelEncoder?.close?.();
     await retrieval.close();
     await db.close();
     await connection.stop();
@@ -97,6 +101,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     close: async () => {
       await changeFeed.stop();
       await retrieval.close();
+      await labelEncoder?.close?.();
       await db.close();
       await connection.stop();
     },
