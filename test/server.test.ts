@@ -68,6 +68,37 @@ describe('GraphQL server', () => {
     return response.json();
   }
 
+  it('refuses a deeply nested query, thousands of aliases and an oversized body before touching the database, in JSON and without stack traces', async () => {
+    await runtime.services.ingest.ingest([article('A', 'One.', { Leader: 'X' })], { takenAt: day('2024-01-01'), source: 'test' });
+    let nested = 'value';
+    for (let level = 0; level < 10; level++) nested = `article { facts { ${nested} } }`;
+    const before = runtime.services.db.queryCount;
+    const deep = await post(`{ fact(subject: "A", attribute: "Leader") { ${nested} } }`);
+    assert.equal(deep.data, undefined);
+    assert.match(deep.errors.map((e: any) => e.message).join(' '), /depth|cost/i);
+    const aliases = await post(`{ ${Array.from({ length: 10_000 }, (_, i) => `s${i}: search(query: "x") { id }`).join(' ')} }`);
+    assert.equal(aliases.data, undefined);
+    assert.ok(aliases.errors.length > 0);
+    assert.equal(runtime.services.db.queryCount, before, 'no Cypher ran for refused queries');
+    const huge = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ snapshots { id } }', variables: { pad: 'x'.repeat(2_000_000) } }) });
+    assert.equal(huge.status, 413);
+    assert.equal((await huge.json()).errors[0].extensions.code, 'PAYLOAD_TOO_LARGE');
+    const broken = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
+    assert.equal(broken.status, 400);
+    assert.equal((await broken.json()).errors[0].extensions.code, 'BAD_REQUEST');
+    const failing = await post(`{ ask(question: "") { text } }`);
+    assert.equal(failing.errors[0].extensions.code, 'BAD_USER_INPUT');
+    assert.equal(failing.errors[0].extensions.stacktrace, undefined);
+    let deepSubscription = 'value';
+    for (let level = 0; level < 10; level++) deepSubscription = `article { facts { ${deepSubscription} } }`;
+    const refused = await new Promise<unknown>((resolve) => {
+      client.subscribe({ query: `subscription { changes { fact { ${deepSubscription} } } }` }, { next: () => resolve('accepted'), error: resolve, complete: () => resolve('completed') });
+    });
+    assert.ok(Array.isArray(refused) && /depth|cost/i.test(JSON.stringify(refused)), `subscription refused: ${JSON.stringify(refused).slice(0, 200)}`);
+    const normal = await post(`{ articles(first: 5) { edges { node { id facts { attribute value previous { value } } sentences { text label } } } } }`);
+    assert.equal(normal.errors, undefined, 'an ordinary query stays within the limits');
+  });
+
   it('replays stored changes, then streams live ones from another connection, with no gap or duplicate', async () => {
     const ingest = runtime.services.ingest;
     await ingest.ingest([article('A', 'One. Two.', { Leader: 'X' }), article('B', 'Three.')], { takenAt: day('2024-01-01'), source: 'test' });

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
@@ -9,7 +9,9 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { RequestContext } from '../schema/context.js';
 import { chronoqlSchema } from '../schema/index.js';
+import { parse, type DocumentNode, type GraphQLError } from 'graphql';
 import { formatError } from './errors.js';
+import { QUERY_LIMITS, queryArmor, validateWithLimits } from './limits.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from './logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
@@ -33,12 +35,22 @@ export async function startServer(runtime: Runtime, options: { port: number; hos
   const app = express();
   const httpServer: Server = createServer(app);
 
-  const wsServer = new WebSocketServer({ server: httpServer, path: GRAPHQL_PATH });
+  const armor = queryArmor();
+  const wsServer = new WebSocketServer({ server: httpServer, path: GRAPHQL_PATH, maxPayload: QUERY_LIMITS.maxBodyBytes });
   const wsCleanup = useServer<Record<string, unknown>, RequestContext>(
     {
       schema,
       context: () => runtime.requestContext({ cache: false }),
-      onSubscribe: () => {
+      // graphql-ws skips its `validate` option when onSubscribe is given, so the limits are checked here.
+      onSubscribe: (_context, _id, payload) => {
+        let document: DocumentNode;
+        try {
+          document = parse(payload.query);
+        } catch (error) {
+          return [error as GraphQLError];
+        }
+        const problems = validateWithLimits(armor.validationRules)(schema, document);
+        if (problems.length > 0) return problems;
         metrics.subscriptions.inc();
       },
       onComplete: () => {
@@ -51,7 +63,12 @@ export async function startServer(runtime: Runtime, options: { port: number; hos
   const apollo = new ApolloServer<RequestContext>({
     schema,
     formatError,
+    validationRules: armor.validationRules,
+    allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
+    includeStacktraceInErrorResponses: armor.includeStacktraceInErrorResponses,
     plugins: [
+      // graphql-armor is typed against @apollo/server's CommonJS build; the plugins are the same objects.
+      ...(armor.plugins as unknown as ApolloServerPlugin<RequestContext>[]),
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       metrics.apolloPlugin(),
@@ -83,9 +100,22 @@ export async function startServer(runtime: Runtime, options: { port: number; hos
   app.get('/', (_request, response) => response.redirect(GRAPHQL_PATH));
   app.use(
     GRAPHQL_PATH,
-    express.json({ limit: '50mb' }),
+    express.json({ limit: QUERY_LIMITS.maxBodyBytes }),
     expressMiddleware(apollo, { context: async () => runtime.requestContext() }),
   );
+  // Body-parser errors (too large, not JSON) answer as GraphQL errors in JSON, not as an HTML page with a stack trace.
+  app.use((error: { status?: number; type?: string }, _request: express.Request, response: express.Response, next: express.NextFunction) => {
+    if (!error || typeof error.status !== 'number') return next(error);
+    const tooLarge = error.type === 'entity.too.large';
+    response.status(error.status).json({
+      errors: [
+        {
+          message: tooLarge ? `request body over ${QUERY_LIMITS.maxBodyBytes} bytes` : 'request body is not valid JSON',
+          extensions: { code: tooLarge ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST' },
+        },
+      ],
+    });
+  });
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
