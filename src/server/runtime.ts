@@ -9,6 +9,7 @@ import { ChangeFeed } from '../ingest/changeFeed.js';
 import { chatVerifier, embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../ingest/growoverLabeler.js';
 import { createEmbedder, type Embedder, type EmbedderConfig } from '../retrieval/embedders/index.js';
 import { IngestService } from '../ingest/ingestService.js';
+import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabeler.js';
 import { AskService } from '../qa/askService.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
@@ -72,14 +73,19 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const snapshots = new SnapshotRepository(db);
   const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
   let answering: AskService;
-  let labeler: GrowOverLabeler;
+  let labeler: SentenceLabeler;
   let labelEncoder: Embedder | undefined;
   try {
     // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
     answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval });
     const verifier = verifierFromEnv();
-    labelEncoder = await createEmbedder({ ...labelEncoderConfig(process.env, { dataDir: config.dataDir }), log: (message: string) => log.info(message) } as EmbedderConfig);
-    labeler = new GrowOverLabeler({ embed: embedTextsWith(labelEncoder), verifier: verifier ? chatVerifier(verifier) : undefined });
+    // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.
+    if (process.env.CHRONOQL_LABEL_ENCODER?.trim() === 'none') {
+      labeler = new ExactMatchLabeler();
+    } else {
+      labelEncoder = await createEmbedder({ ...labelEncoderConfig(process.env, { dataDir: config.dataDir }), log: (message: string) => log.info(message) } as EmbedderConfig);
+      labeler = new GrowOverLabeler({ embed: embedTextsWith(labelEncoder), verifier: verifier ? chatVerifier(verifier) : undefined });
+    }
     if (options.changeFeed) await changeFeed.start();
   } catch (error) {
     await labelEncoder?.close?.();
