@@ -3,7 +3,7 @@
  * the gap between adopted and not-adopted answers, and the accuracy of the retrieval decision
  * (retrieval is needed when the generator alone, at its knowledge cutoff, answers wrongly).
  */
-import type { AskService } from '../qa/askService.js';
+import { documentEvidence, type AskService } from '../qa/askService.js';
 import { ExtractiveGenerator } from '../qa/generators/extractive.js';
 import { analyseQuestion } from '../qa/question.js';
 import { DecisionAction, EvidenceKind, RetrievalMode, type AnswerResult } from '../qa/types.js';
@@ -74,21 +74,15 @@ export async function evaluateGoldParagraph(items: readonly QaItem[]): Promise<A
   const generations = await generator.generate(
     items.map((item) => ({
       question: analyseQuestion(item.question),
-      evidence: {
+      evidence: documentEvidence({
         kind: EvidenceKind.PASSAGE,
         id: item.documents[0]?.id ?? '',
         articleId: item.documents[0]?.title ?? '',
         text: item.documents[0]?.text ?? '',
-        value: null,
         validFrom: new Date(0),
         validTo: null,
-        rowId: null,
-        round: 0,
         rank: 1,
-        denseScore: null,
-        lexicalScore: null,
-        fusedScore: null,
-      },
+      }),
     })),
   );
   return scoreAnswers(generations.map((generation, i) => ({ prediction: generation.answer, answers: items[i]!.answers })));

@@ -13,6 +13,7 @@
  * Only group members are embedded and classified, so an unchanged article costs no model call.
  */
 import { embedderConfigFromEnv, type Embedder, type EmbedderConfig } from '../retrieval/embedders/index.js';
+import { rowDot } from '../retrieval/embedders/vectors.js';
 import { ChatClient, type ChatEndpointConfig } from '../tools/openaiChat.js';
 import { RelationClassifier, relationFeatures, type Relation } from './sentenceRelations.js';
 import { finish, gaps, matchIdentical, type PreviousSentence, type SentenceAlignment, type SentenceLabeler, type SentenceLabeling } from './sentenceLabeler.js';
@@ -162,11 +163,7 @@ export class GrowOverLabeler implements SentenceLabeler {
     let started = performance.now();
     const { vectors, dimension } = await this.options.embed(texts);
     this.cost.embedMs += performance.now() - started;
-    const cosine = (a: number, b: number): number => {
-      let sum = 0;
-      for (let j = 0; j < dimension; j++) sum += vectors[a * dimension + j]! * vectors[b * dimension + j]!;
-      return sum;
-    };
+    const cosine = (a: number, b: number): number => rowDot(vectors, a, vectors, b, dimension);
     const oldUsed = new Set<number>();
     const newUsed = new Set<number>();
     // Steps 1 and 2: near-identical runs (1–3 sentences a side), the closest first.

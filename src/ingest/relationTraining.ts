@@ -11,7 +11,8 @@
 import { trainSoftmaxRegression } from '../learning/softmaxRegression.js';
 import type { ClassifierModelJson } from '../native/index.js';
 import { seededRandom } from '../learning/random.js';
-import { annotate } from '../text/annotation.js';
+import { rowDot } from '../retrieval/embedders/vectors.js';
+import { annotate, type Token } from '../text/annotation.js';
 import type { EmbedTexts } from './growoverLabeler.js';
 import { RELATION_CLASSES, RELATION_FEATURES, relationFeatures, type Relation } from './sentenceRelations.js';
 
@@ -24,21 +25,12 @@ export interface RelationPair {
 
 const SUBORDINATE = /,\s(which|who|where|when|while|although|after|before|including|following|making|becoming|succeeding|with)\b[^,]*(?=[,.]|$)/;
 
-function tokensOf(sentence: string): { text: string; pos: string; start: number; end: number }[] {
-  let offset = 0;
-  return annotate(sentence).flatMap((s) =>
-    s.tokens.map((token) => {
-      const start = sentence.indexOf(token.text, offset);
-      offset = start < 0 ? offset : start + token.text.length;
-      return { text: token.text, pos: token.pos, start, end: start < 0 ? -1 : start + token.text.length };
-    }),
-  );
-}
+const tokensOf = (sentence: string): Token[] => annotate(sentence).flatMap((s) => s.tokens);
 
 function properRuns(sentence: string): string[] {
   const found: string[] = [];
   let run: string[] = [];
-  for (const token of [...tokensOf(sentence), { text: '', pos: 'END', start: -1, end: -1 }]) {
+  for (const token of [...tokensOf(sentence), { text: '', pos: 'END' }]) {
     if (token.pos === 'PROPN') run.push(token.text);
     else {
       if (run.length > 0) found.push(run.join(' '));
@@ -132,9 +124,7 @@ export async function trainRelationClassifier(pairs: readonly RelationPair[], em
     const batch = pairs.slice(start, start + 256);
     const { vectors, dimension } = await embed(batch.flatMap((pair) => [pair.old, pair.new]));
     batch.forEach((pair, i) => {
-      let similarity = 0;
-      for (let j = 0; j < dimension; j++) similarity += vectors[2 * i * dimension + j]! * vectors[(2 * i + 1) * dimension + j]!;
-      rows.push(relationFeatures(pair.old, pair.new, similarity));
+      rows.push(relationFeatures(pair.old, pair.new, rowDot(vectors, 2 * i, vectors, 2 * i + 1, dimension)));
     });
   }
   const { model, loss } = trainSoftmaxRegression(

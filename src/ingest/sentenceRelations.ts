@@ -55,7 +55,7 @@ interface SentenceFacts {
 
 function facts(text: string): SentenceFacts {
   const sentences = annotate(text);
-  const tokens = sentences.flatMap((sentence: AnnotatedSentence) => sentence.tokens.map((token) => ({ token })));
+  const tokens = sentences.flatMap((sentence: AnnotatedSentence) => sentence.tokens);
   const dates = new Set<string>();
   for (const sentence of sentences) {
     for (const entity of sentence.entities) {
@@ -74,16 +74,16 @@ function facts(text: string): SentenceFacts {
       }
     });
   }
-  const words = tokens.filter(({ token }) => isWord(token.text)).map(({ token }) => token.lower);
+  const words = tokens.filter((token) => isWord(token.text)).map((token) => token.lower);
   return {
     words,
-    content: new Set(tokens.filter(({ token }) => isWord(token.text) && !token.stop).map(({ token }) => token.stem)),
-    predicate: new Set(tokens.filter(({ token }) => isWord(token.text) && !token.stop && token.pos !== 'PROPN' && token.pos !== 'NUM' && !/\d/.test(token.text) && !NUMBER_WORDS.has(token.lower)).map(({ token }) => token.stem)),
-    numbers: new Set(tokens.filter(({ token }) => /\d/.test(token.text) || NUMBER_WORDS.has(token.lower)).map(({ token }) => token.lower)),
+    content: new Set(tokens.filter((token) => isWord(token.text) && !token.stop).map((token) => token.stem)),
+    predicate: new Set(tokens.filter((token) => isWord(token.text) && !token.stop && token.pos !== 'PROPN' && token.pos !== 'NUM' && !/\d/.test(token.text) && !NUMBER_WORDS.has(token.lower)).map((token) => token.stem)),
+    numbers: new Set(tokens.filter((token) => /\d/.test(token.text) || NUMBER_WORDS.has(token.lower)).map((token) => token.lower)),
     dates,
     names,
-    negations: tokens.filter(({ token }) => NEGATIONS.has(token.lower)).length,
-    future: tokens.some(({ token }) => FUTURE.has(token.lower)),
+    negations: tokens.filter((token) => NEGATIONS.has(token.lower)).length,
+    future: tokens.some((token) => FUTURE.has(token.lower)),
     normalized: words.join(' '),
   };
 }

@@ -87,31 +87,22 @@ interface Job {
 
 const now = (): number => performance.now();
 
+/** A document as evidence; what no retrieval round gave it (value, row, rank, scores) is null, its round 0. */
+export function documentEvidence(fields: Pick<Evidence, 'kind' | 'id' | 'articleId' | 'text' | 'validFrom' | 'validTo'> & Partial<Evidence>): Evidence {
+  return { value: null, rowId: null, round: 0, rank: null, denseScore: null, lexicalScore: null, fusedScore: null, ...fields };
+}
+
 function factEvidence(fact: FactRecord, round: number): Evidence {
-  return {
-    kind: EvidenceKind.FACT,
-    id: fact.id,
-    articleId: fact.subject,
-    text: `${fact.subject} · ${fact.attribute}: ${fact.value}`,
-    value: fact.value,
-    validFrom: fact.validFrom,
-    validTo: fact.validTo,
-    rowId: null,
-    round,
-    rank: null,
-    denseScore: null,
-    lexicalScore: null,
-    fusedScore: null,
-  };
+  const { id, subject, attribute, value, validFrom, validTo } = fact;
+  return documentEvidence({ kind: EvidenceKind.FACT, id, articleId: subject, text: `${subject} · ${attribute}: ${value}`, value, validFrom, validTo, round });
 }
 
 function hitEvidence(hit: SearchHit, round: number): Evidence {
-  return {
+  return documentEvidence({
     kind: hit.unit === SearchUnit.SENTENCE ? EvidenceKind.SENTENCE : EvidenceKind.PASSAGE,
     id: hit.id,
     articleId: hit.articleId,
     text: hit.text,
-    value: null,
     validFrom: hit.validFrom,
     validTo: hit.validTo,
     rowId: hit.rowId,
@@ -120,7 +111,7 @@ function hitEvidence(hit: SearchHit, round: number): Evidence {
     denseScore: hit.denseScore,
     lexicalScore: hit.lexicalScore,
     fusedScore: hit.score,
-  };
+  });
 }
 
 /** Salient names and noun phrases of a conversation's earlier turns: what a follow-up refers back to. */
@@ -338,7 +329,7 @@ export class AskService {
       const unit = sentences.get(id) ?? passages.get(id);
       if (!unit) return [];
       const kind = sentences.has(id) ? EvidenceKind.SENTENCE : EvidenceKind.PASSAGE;
-      return [{ kind, id, articleId: unit.articleId, text: unit.text, value: null, validFrom: unit.validFrom, validTo: unit.validTo, rowId: null, round: 0, rank: null, denseScore: null, lexicalScore: null, fusedScore: null }];
+      return [documentEvidence({ kind, id, articleId: unit.articleId, text: unit.text, validFrom: unit.validFrom, validTo: unit.validTo })];
     });
   }
 
@@ -489,21 +480,7 @@ export class AskService {
 
 /** A closed-book answer from a generator's own knowledge has no document; it is shown as of the generator's knowledge. */
 function closedBookEvidence(job: Job): Evidence {
-  return {
-    kind: EvidenceKind.FACT,
-    id: `closed-book:${job.generator.name}`,
-    articleId: '',
-    text: `${job.generator.name} without retrieval`,
-    value: null,
-    validFrom: job.asOf,
-    validTo: null,
-    rowId: null,
-    round: 0,
-    rank: null,
-    denseScore: null,
-    lexicalScore: null,
-    fusedScore: null,
-  };
+  return documentEvidence({ kind: EvidenceKind.FACT, id: `closed-book:${job.generator.name}`, articleId: '', text: `${job.generator.name} without retrieval`, validFrom: job.asOf, validTo: null });
 }
 
 function bestByReliability(candidates: readonly GatedCandidate[]): GatedCandidate | null {
