@@ -57,9 +57,12 @@ async function withProgress<T>(unit: string, work: (update: (done: number, total
   }
 }
 
+/** Long enough for the lease of an ingest killed mid-way to run out, so a re-run resumes it. */
+const CLI_LEASE_WAIT_MS = 120_000;
+
 async function ingestFile(runtime: Runtime, file: string, options: { takenAt: Date; source: string; complete: boolean }): Promise<IngestReport> {
   const articles = await readSnapshotFile(file);
-  return withProgress('articles', (update) => runtime.services.ingest.ingest(articles, { ...options, onProgress: update }));
+  return withProgress('articles', (update) => runtime.services.ingest.ingest(articles, { ...options, leaseWaitMs: CLI_LEASE_WAIT_MS, onProgress: update }));
 }
 
 /**

@@ -119,31 +119,6 @@ export class RetrievalRepository {
     return rows[0]!.embedderId;
   }
 
-  /**
-   * Takes or renews the store-wide embedding lease for `owner` until `seconds` from now, unless
-   * another owner holds an unexpired one: one process embeds at a time, and a process that died
-   * holding it is replaced when the lease runs out. Returns whether `owner` holds it.
-   */
-  async acquireEmbeddingLease(owner: string, seconds: number): Promise<boolean> {
-    const rows = await this.db.run<{ held: boolean }>(
-      `MERGE (s:RetrievalState {name: 'vectors'}) ON CREATE SET s.storeId = randomUUID()
-       SET s.lockedAt = datetime()
-       WITH s, s.leaseOwner IS NULL OR s.leaseOwner = $owner OR s.leaseUntil < datetime() AS free
-       SET s.leaseOwner = CASE WHEN free THEN $owner ELSE s.leaseOwner END,
-           s.leaseUntil = CASE WHEN free THEN datetime() + duration({seconds: $seconds}) ELSE s.leaseUntil END
-       RETURN free AS held`,
-      { owner, seconds: int(seconds) },
-    );
-    return rows[0]!.held;
-  }
-
-  async releaseEmbeddingLease(owner: string): Promise<void> {
-    await this.db.run(
-      `MATCH (s:RetrievalState {name: 'vectors'}) WHERE s.leaseOwner = $owner REMOVE s.leaseOwner, s.leaseUntil`,
-      { owner },
-    );
-  }
-
   /** Marks every unit not embedded by `embedderId` as pending (after a change of embedder). */
   async markStaleEmbeddings(label: UnitLabel, embedderId: string): Promise<number> {
     const rows = await this.db.run<{ marked: number }>(

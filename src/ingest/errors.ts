@@ -38,3 +38,25 @@ export class SnapshotOrderError extends Error {
     this.name = 'SnapshotOrderError';
   }
 }
+
+/** Another process holds the store's ingest lease: ingests run one at a time, in date order. */
+export class IngestBusyError extends Error {
+  readonly code = 'INGEST_IN_PROGRESS';
+
+  constructor(holder: string, until: Date | null) {
+    super(
+      `another ingest (${holder}) holds the store's ingest lease${until ? ` until ${until.toISOString()} unless it renews it` : ''}; try again when it finishes (nothing written)`,
+    );
+    this.name = 'IngestBusyError';
+  }
+}
+
+/** This process lost the ingest lease mid-ingest (it stalled past the lease): it stops before writing more. */
+export class IngestLeaseLostError extends Error {
+  readonly code = 'INGEST_IN_PROGRESS';
+
+  constructor(snapshotId: string) {
+    super(`the ingest of snapshot ${snapshotId} lost the store's ingest lease to another process; re-run it to resume`);
+    this.name = 'IngestLeaseLostError';
+  }
+}

@@ -1,11 +1,13 @@
-import { createHash } from 'node:crypto';
-import type { Database } from '../graph/database.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { CypherRunner, Database } from '../graph/database.js';
 import { IngestRepository } from '../graph/ingestRepository.js';
+import { LeaseRepository } from '../graph/leaseRepository.js';
 import { ChangeKind, SentenceLabel, SnapshotStatus, type SnapshotRecord } from '../graph/model.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { isoDay } from '../graph/temporal.js';
 import { planArticle, planIsEmpty, type ArticlePlan } from './articlePlan.js';
-import { SnapshotOrderError } from './errors.js';
+import { IngestBusyError, IngestLeaseLostError, SnapshotOrderError } from './errors.js';
 import { ExactMatchLabeler, type SentenceLabeler } from './sentenceLabeler.js';
 import type { ArticleInput } from './snapshotReader.js';
 
@@ -15,6 +17,8 @@ export interface IngestOptions {
   /** The snapshot lists every article: those missing from it are removed. */
   complete?: boolean;
   batchSize?: number;
+  /** How long to wait for another process's ingest to finish (or its lease to run out) before refusing. */
+  leaseWaitMs?: number;
   onProgress?: (articlesDone: number, articlesTotal: number) => void;
 }
 
@@ -53,6 +57,12 @@ export interface IngestReport {
   durationMs: number;
 }
 
+/** The ingest lease lasts this long without renewal; a process killed mid-ingest blocks others at most this long. */
+const LEASE_SECONDS = 30;
+const LEASE_POLL_MS = 250;
+/** A snapshot may be dated at most this far past the server clock (clock skew), never years ahead. */
+const MAX_FUTURE_MS = 24 * 3600 * 1000;
+
 export function snapshotIdFor(takenAt: Date): string {
   const day = isoDay(takenAt);
   return takenAt.getTime() === Date.parse(`${day}T00:00:00.000Z`) ? day : takenAt.toISOString();
@@ -70,7 +80,35 @@ export class IngestService {
     private readonly labeler: SentenceLabeler = new ExactMatchLabeler(),
   ) {}
 
+  /**
+   * Ingests under the store-wide ingest lease, so ingests from any process run one at a time and
+   * each checks date order against what the previous one committed.
+   */
   async ingest(articles: ArticleInput[], options: IngestOptions): Promise<IngestReport> {
+    if (options.takenAt.getTime() > Date.now() + MAX_FUTURE_MS) {
+      throw new RangeError(
+        `takenAt ${options.takenAt.toISOString()} is in the future (more than a day past this server's clock); a snapshot records what was known when it was taken (nothing written)`,
+      );
+    }
+    const owner = `${hostname()}:${process.pid}:${randomUUID()}`;
+    const leases = new LeaseRepository(this.db);
+    await takeLease(leases, owner, options.leaseWaitMs ?? 0);
+    let lost = false;
+    const heartbeat = setInterval(() => {
+      leases.acquire('ingest', owner, LEASE_SECONDS).then(
+        (held) => (lost ||= !held),
+        () => {}, // a failed renewal is retried at the next beat; the batch transaction checks the lease anyway
+      );
+    }, (LEASE_SECONDS * 1000) / 3);
+    try {
+      return await this.ingestHoldingLease(articles, options, owner, () => lost);
+    } finally {
+      clearInterval(heartbeat);
+      await leases.release('ingest', owner).catch(() => {}); // it runs out by itself
+    }
+  }
+
+  private async ingestHoldingLease(articles: ArticleInput[], options: IngestOptions, owner: string, leaseLost: () => boolean): Promise<IngestReport> {
     const started = performance.now();
     const snapshots = new SnapshotRepository(this.db);
     const id = snapshotIdFor(options.takenAt);
@@ -96,10 +134,15 @@ export class IngestService {
       articleCount: articles.length,
     });
     const context = { id, takenAt: options.takenAt };
+    // Every write transaction first renews the lease (and locks it): a process that lost it writes nothing.
+    const holdLease = async (tx: CypherRunner): Promise<void> => {
+      if (leaseLost() || !(await new LeaseRepository(tx).acquire('ingest', owner, LEASE_SECONDS))) throw new IngestLeaseLostError(id);
+    };
     const batchSize = options.batchSize ?? 100;
     for (let start = 0; start < articles.length; start += batchSize) {
       const batch = articles.slice(start, start + batchSize);
       const outcome = await this.db.writeTransaction(async (tx) => {
+        await holdLease(tx);
         const repository = new IngestRepository(tx);
         const states = await repository.loadStates(batch.map((article) => article.id));
         const plans: ArticlePlan[] = [];
@@ -120,14 +163,28 @@ export class IngestService {
     }
     if (complete) {
       const presentIds = articles.map((article) => article.id);
-      report.articlesRemoved = await this.db.writeTransaction((tx) =>
-        new IngestRepository(tx).removeArticlesMissingFrom(context, presentIds),
-      );
+      report.articlesRemoved = await this.db.writeTransaction(async (tx) => {
+        await holdLease(tx);
+        return new IngestRepository(tx).removeArticlesMissingFrom(context, presentIds);
+      });
       report.changeEvents += report.articlesRemoved;
       if (report.articlesRemoved > 0) this.onCommitted();
     }
     const finished = await snapshots.finish(snapshot.id);
     return { ...report, snapshot: finished, durationMs: performance.now() - started };
+  }
+}
+
+/** Takes the ingest lease, polling while another process holds it, for at most `waitMs`. */
+async function takeLease(leases: LeaseRepository, owner: string, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    if (await leases.acquire('ingest', owner, LEASE_SECONDS)) return;
+    if (Date.now() >= deadline) {
+      const holder = await leases.holder('ingest');
+      throw new IngestBusyError(holder?.owner ?? 'another process', holder?.until ?? null);
+    }
+    await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
   }
 }
 

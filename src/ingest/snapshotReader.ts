@@ -35,9 +35,33 @@ export function checkArticle(raw: unknown): ArticleInput | string[] {
       infobox[attribute.trim()] = String(value).trim();
     } else problems.push(`"infobox"."${attribute}" must be a string, number or boolean`);
   }
+  problems.push(...illFormedStrings(record, infobox));
   if (problems.length > 0) return problems;
   const id = (record.id as string).trim();
   return { id, title: ((record.title as string | undefined) ?? '').trim() || id, text: record.text as string, infobox };
+}
+
+// With the u flag a valid surrogate pair is one code point, so this matches only lone halves.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
+
+/**
+ * Strings with a lone UTF-16 surrogate are not Unicode: Neo4j would store them with U+FFFD in its
+ * place, so an article id would no longer match itself. Refused with the field and position.
+ */
+function illFormedStrings(record: Record<string, unknown>, infobox: Record<string, string>): string[] {
+  const fields: Array<[string, unknown]> = [
+    ['"id"', record.id],
+    ['"title"', record.title],
+    ['"text"', record.text],
+    ...Object.entries(infobox).flatMap(([attribute, value]): Array<[string, unknown]> => [
+      ['an "infobox" attribute name', attribute],
+      [`"infobox"."${attribute.replace(LONE_SURROGATE, '\uFFFD')}"`, value],
+    ]),
+  ];
+  return fields.flatMap(([field, value]) => {
+    const at = typeof value === 'string' ? value.search(LONE_SURROGATE) : -1;
+    return at < 0 ? [] : [`${field} has a lone UTF-16 surrogate at character ${at + 1} (not valid Unicode)`];
+  });
 }
 
 /** The infobox as attribute/value pairs: a JSON object, or a list of {attribute, value} (GraphQL input). */

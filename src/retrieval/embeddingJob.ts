@@ -1,4 +1,5 @@
 import type { Database } from '../graph/database.js';
+import { LeaseRepository } from '../graph/leaseRepository.js';
 import type { RetrievalRepository, UnitLabel } from '../graph/retrievalRepository.js';
 import type { Embedder } from './embedders/index.js';
 
@@ -53,6 +54,7 @@ export class EmbeddingJob {
     private readonly repository: RetrievalRepository,
     private readonly embedder: Embedder,
     private readonly owner: string,
+    private readonly leases = new LeaseRepository(db),
   ) {}
 
   /**
@@ -65,7 +67,7 @@ export class EmbeddingJob {
     let embedded = 0;
     const started = performance.now();
     if ((await this.countPending()) === 0) return { embedded, leased: true };
-    if (!(await this.repository.acquireEmbeddingLease(this.owner, LEASE_SECONDS))) return { embedded, leased: false };
+    if (!(await this.leases.acquire('embedding', this.owner, LEASE_SECONDS))) return { embedded, leased: false };
     try {
       for (const label of UNIT_LABELS) {
         while (!shouldStop()) {
@@ -83,11 +85,11 @@ export class EmbeddingJob {
           if (!outcome.stored) throw new EmbedderMismatchError(outcome.storeEmbedderId, this.embedder.id);
           embedded += batch.length;
           onProgress({ embedded, elapsedMs: performance.now() - started, pending: await this.countPending() });
-          if (!(await this.repository.acquireEmbeddingLease(this.owner, LEASE_SECONDS))) return { embedded, leased: false };
+          if (!(await this.leases.acquire('embedding', this.owner, LEASE_SECONDS))) return { embedded, leased: false };
         }
       }
     } finally {
-      await this.repository.releaseEmbeddingLease(this.owner);
+      await this.leases.release('embedding', this.owner);
     }
     return { embedded, leased: true };
   }

@@ -1,6 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
-import { InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
+import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
 
 /** Gives domain errors a stable `extensions.code` (and the input problems, for bad snapshots). */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
@@ -8,7 +8,7 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   if (original instanceof InvalidSnapshotError) {
     return { ...formatted, extensions: { ...formatted.extensions, code: original.code, problems: original.problems } };
   }
-  if (original instanceof SnapshotOrderError) {
+  if (original instanceof SnapshotOrderError || original instanceof IngestBusyError || original instanceof IngestLeaseLostError) {
     return { ...formatted, extensions: { ...formatted.extensions, code: original.code } };
   }
   if (original instanceof RangeError) {

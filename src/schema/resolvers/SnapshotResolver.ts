@@ -4,6 +4,9 @@ import type { RequestContext } from '../context.js';
 import { DateTimeScalar } from '../scalars.js';
 import { ArticleInput, IngestReport, Snapshot } from '../types.js';
 
+/** A mutation waits this long for another ingest to finish before answering INGEST_IN_PROGRESS. */
+const INGEST_LEASE_WAIT_MS = 5_000;
+
 @Resolver(() => Snapshot)
 export class SnapshotResolver {
   @Query(() => [Snapshot], { description: 'Every ingested snapshot, oldest first.' })
@@ -27,7 +30,7 @@ export class SnapshotResolver {
       articles.map((article, index) => ({ value: article, line: index + 1 })),
       'articles',
     );
-    const report = await services.ingest.ingest(checked, { takenAt, source, complete });
+    const report = await services.ingest.ingest(checked, { takenAt, source, complete, leaseWaitMs: INGEST_LEASE_WAIT_MS });
     // Searchable as soon as the mutation returns, not at the next background refresh.
     await services.retrieval.catchUp();
     return report;

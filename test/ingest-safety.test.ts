@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { LeaseRepository } from '../src/graph/leaseRepository.js';
+import { countNodes } from '../src/graph/maintenance.js';
+import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../src/ingest/errors.js';
+import { checkArticles } from '../src/ingest/snapshotReader.js';
+import type { Runtime } from '../src/server/runtime.js';
+import { article, day, execute, openTestRuntime, resetKnowledge } from './support.js';
+
+/** Each of these once left a snapshot INGESTING for good, or let two ingests interleave (issue 11). */
+describe('ingest safety', () => {
+  let runtime: Runtime;
+  // A second runtime has its own driver and lease owner, as another process would.
+  let other: Runtime;
+  before(async () => {
+    runtime = await openTestRuntime();
+    other = await openTestRuntime();
+  });
+  after(async () => {
+    await other.close();
+    await runtime.close();
+  });
+  beforeEach(async () => {
+    await resetKnowledge(runtime);
+  });
+
+  async function currentDuplicates(): Promise<{ facts: number; sentences: number }> {
+    const [facts] = await runtime.services.db.run<{ n: number }>(
+      `MATCH (a:Article)-[:HAS_FACT]->(f:Fact) WHERE f.validTo IS NULL
+       WITH a, f.attribute AS attribute, count(f) AS versions WHERE versions > 1 RETURN count(*) AS n`,
+    );
+    const [sentences] = await runtime.services.db.run<{ n: number }>(
+      `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL
+       WITH a, s.text AS text, count(s) AS copies WHERE copies > 1 RETURN count(*) AS n`,
+    );
+    return { facts: facts!.n, sentences: sentences!.n };
+  }
+
+  it('refuses an article id with a lone surrogate before writing, so later snapshots still go in', async () => {
+    const raw = [{ value: { id: 'bad\uD800id', text: 'Fine text.', infobox: { 'Lead\uDC00er': 'x', Capital: 'P\uD83Daris' } }, line: 1 }];
+    assert.throws(
+      () => checkArticles(raw, 'articles'),
+      (error: unknown) =>
+        error instanceof InvalidSnapshotError &&
+        error.problems.some((p) => p.message === '"id" has a lone UTF-16 surrogate at character 4 (not valid Unicode)') &&
+        error.problems.some((p) => /an "infobox" attribute name has a lone UTF-16 surrogate at character 5/.test(p.message)) &&
+        error.problems.some((p) => /"infobox"."Capital" has a lone UTF-16 surrogate at character 2/.test(p.message)),
+    );
+    const { errors, data } = await execute(
+      runtime,
+      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { articles } }`,
+      // As a client's JSON variables carry it ("\\ud800" is valid JSON); GraphQL literals refuse it themselves.
+      { articles: JSON.parse('[{"id": "bad\\ud800id", "text": "x."}]') },
+    );
+    assert.equal(data, null);
+    assert.ok(errors?.[0]?.originalError instanceof InvalidSnapshotError, String(errors));
+    assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
+    // A proper surrogate pair (an emoji) is valid Unicode and goes in unchanged.
+    const ok = await runtime.services.ingest.ingest([article('smile 😀', 'A smile 😀.')], { takenAt: day('2024-02-01'), source: 'test' });
+    assert.equal(ok.snapshot.status, 'COMPLETE');
+    const { data: stored } = await execute(runtime, `{ article(id: "smile 😀") { id } }`);
+    assert.equal(stored.article.id, 'smile 😀');
+  });
+
+  it('refuses a snapshot dated far in the future, which would block every later one', async () => {
+    await assert.rejects(
+      runtime.services.ingest.ingest([article('a', 'x.')], { takenAt: day('9999-12-31'), source: 'test' }),
+      (error: unknown) => error instanceof RangeError && /takenAt 9999-12-31T00:00:00.000Z is in the future/.test(error.message),
+    );
+    assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
+    const report = await runtime.services.ingest.ingest([article('a', 'y.')], { takenAt: day('2025-01-01'), source: 'test' });
+    assert.equal(report.snapshot.status, 'COMPLETE');
+  });
+
+  it('takes two snapshots of one calendar day with changed text', async () => {
+    const morning = await runtime.services.ingest.ingest([article('a', 'Paris is the capital. It is big.', { Capital: 'Paris' })], {
+      takenAt: new Date('2024-03-01T08:00:00Z'),
+      source: 'test',
+    });
+    const evening = await runtime.services.ingest.ingest([article('a', 'Lyon is the capital. It is big.', { Capital: 'Lyon' })], {
+      takenAt: new Date('2024-03-01T20:00:00Z'),
+      source: 'test',
+    });
+    assert.equal(morning.snapshot.id, '2024-03-01T08:00:00.000Z');
+    assert.equal(evening.snapshot.status, 'COMPLETE');
+    assert.equal(evening.facts.updated, 1);
+    const { data } = await execute(
+      runtime,
+      `{ noon: fact(subject: "a", attribute: "Capital", asOf: "2024-03-01T12:00:00Z") { value }
+         night: fact(subject: "a", attribute: "Capital", asOf: "2024-03-01T21:00:00Z") { value } }`,
+    );
+    assert.deepEqual(data, { noon: { value: 'Paris' }, night: { value: 'Lyon' } });
+    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+  });
+
+  it('runs ingests from two processes one at a time, in date order', async () => {
+    const snapshot = (word: string) => Array.from({ length: 120 }, (_, i) => article(`art${i}`, `${word} leads ${i}. A fixed part.`, { Leader: `${word} ${i}` }));
+    const outcomes = await Promise.allSettled([
+      runtime.services.ingest.ingest(snapshot('Alpha'), { takenAt: day('2024-05-01'), source: 'p1', batchSize: 10, leaseWaitMs: 60_000 }),
+      other.services.ingest.ingest(snapshot('Beta'), { takenAt: day('2024-06-01'), source: 'p2', batchSize: 10, leaseWaitMs: 60_000 }),
+    ]);
+    // Whichever ran first, the other ran after it finished: May then June both go in; June first refuses May.
+    const [may, june] = outcomes;
+    assert.equal(june.status, 'fulfilled');
+    if (may.status === 'rejected') assert.ok(may.reason instanceof SnapshotOrderError, String(may.reason));
+    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    const { data } = await execute(runtime, `{ snapshots { status } fact(subject: "art7", attribute: "Leader") { value } }`);
+    assert.ok(data.snapshots.every((s: { status: string }) => s.status === 'COMPLETE'));
+    assert.equal(data.fact.value, 'Beta 7');
+  });
+
+  it('refuses at once while another ingest holds the lease, and takes over a lease its dead holder left', async () => {
+    const leases = new LeaseRepository(runtime.services.db);
+    assert.equal(await leases.acquire('ingest', 'killed-process', 2), true);
+    await assert.rejects(
+      other.services.ingest.ingest([article('a', 'x.')], { takenAt: day('2024-01-01'), source: 'test' }),
+      (error: unknown) => error instanceof IngestBusyError && /another ingest \(killed-process\)/.test(error.message),
+    );
+    assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
+    const report = await other.services.ingest.ingest([article('a', 'x.')], { takenAt: day('2024-01-01'), source: 'test', leaseWaitMs: 10_000 });
+    assert.equal(report.snapshot.status, 'COMPLETE');
+    assert.equal(await leases.holder('ingest'), null);
+  });
+});
