@@ -11,6 +11,7 @@ import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
 import { RetrievalMode, type StageTimings } from '../src/qa/types.js';
+import { loadConfig } from '../src/server/config.js';
 import { startServer } from '../src/server/app.js';
 import { createLogger } from '../src/server/logger.js';
 import { machine, openBenchRuntime, percentile, writeResult } from './common.js';
@@ -36,7 +37,7 @@ function shares(timings: StageTimings[]): Record<string, number> {
 
 export async function runAskBenchmark(options: { corpus: 'demo' | 'synthetic'; passages: number; requests: number }): Promise<Record<string, unknown>> {
   const runtime = await openBenchRuntime();
-  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', log: createLogger('warn') });
+  const server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('warn') });
   try {
     const snapshots = await demoSnapshots();
     const pool = new Set<string>();

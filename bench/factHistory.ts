@@ -1,5 +1,6 @@
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
+import { loadConfig } from '../src/server/config.js';
 import { startServer } from '../src/server/app.js';
 import { createLogger } from '../src/server/logger.js';
 import { machine, openBenchRuntime, percentile, writeResult } from './common.js';
@@ -11,7 +12,7 @@ const QUERY = `query History($subject: ID!, $attribute: String!) {
 /** Latency of factHistory over HTTP, one request at a time, over every (article, attribute) of the demo corpus. */
 export async function runFactHistoryBenchmark(options: { requests: number }): Promise<Record<string, unknown>> {
   const runtime = await openBenchRuntime();
-  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', log: createLogger('warn') });
+  const server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('warn') });
   try {
     const pairs = new Map<string, { subject: string; attribute: string }>();
     for (const snapshot of await demoSnapshots()) {

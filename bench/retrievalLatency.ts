@@ -4,6 +4,7 @@ import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile, type ArticleInput } from '../src/ingest/snapshotReader.js';
 import { SearchMode } from '../src/retrieval/retrievalService.js';
+import { loadConfig } from '../src/server/config.js';
 import { startServer } from '../src/server/app.js';
 import { createLogger } from '../src/server/logger.js';
 import { machine, openBenchRuntime, percentile, writeResult } from './common.js';
@@ -31,7 +32,7 @@ const QUERY = `query Search($query: String!, $mode: SearchMode!) { search(query:
 /** Single-request `search` latency per mode over HTTP, and the ingest-time embedding throughput. */
 export async function runRetrievalLatencyBenchmark(options: { passages: number; requests: number }): Promise<Record<string, unknown>> {
   const runtime = await openBenchRuntime();
-  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', log: createLogger('warn') });
+  const server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('warn') });
   try {
     const pool = new Set<string>();
     const questions: string[] = [];

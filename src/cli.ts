@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import { Command, Option } from 'commander';
@@ -16,6 +16,8 @@ import { EmbedderMismatchError } from './retrieval/embeddingJob.js';
 import { MavenError } from './tools/maven.js';
 import { printChronoqlSchema } from './schema/index.js';
 import { startServer } from './server/app.js';
+import { createApiKey, hashApiKey, parseRole, Role } from './server/auth.js';
+import { ApiKeyRepository } from './graph/apiKeyRepository.js';
 import { loadConfig } from './server/config.js';
 import { createLogger, type Logger } from './server/logger.js';
 import { openRuntime, type Runtime } from './server/runtime.js';
@@ -57,6 +59,21 @@ async function withProgress<T>(unit: string, work: (update: (done: number, total
   }
 }
 
+const DEMO_KEY_FILE = 'demo-api-key';
+
+/**
+ * The demo's writer key: the one saved in the data directory while it is still valid, else a
+ * new one (the store keeps only its hash, so the token itself is kept in a private file).
+ */
+async function demoApiKey(runtime: Runtime, dataDir: string): Promise<string> {
+  const file = join(dataDir, DEMO_KEY_FILE);
+  const saved = await readFile(file, 'utf8').then((text) => text.trim(), () => '');
+  if (saved && (await new ApiKeyRepository(runtime.services.db).findActiveByHash(hashApiKey(saved)))) return saved;
+  const { token } = await createApiKey(runtime.services.db, 'demo', Role.WRITER);
+  await writeFile(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
 /** Long enough for the lease of an ingest killed mid-way to run out, so a re-run resumes it. */
 const CLI_LEASE_WAIT_MS = 120_000;
 
@@ -82,7 +99,7 @@ async function embedNewUnits(runtime: Runtime): Promise<void> {
 /** Serves until SIGINT/SIGTERM, then shuts down in order: HTTP, feed, driver, managed Neo4j. */
 async function serveUntilStopped(runtime: Runtime, log: Logger): Promise<void> {
   const config = loadConfig();
-  const server = await startServer(runtime, { port: config.port, host: config.host, log });
+  const server = await startServer(runtime, { ...config, log });
   runtime.services.retrieval.keepFresh(SERVER_REFRESH_MS, (outcome) => {
     if (outcome instanceof Error) log.error({ err: outcome }, 'vector index sync failed');
     else if (outcome.added + outcome.closed > 0) log.info(outcome, 'vector indexes synced');
@@ -157,6 +174,13 @@ program
         process.stdout.write(summary(report) + '\n');
       }
       await embedNewUnits(runtime);
+      if (options.serve) {
+        const token = await demoApiKey(runtime, loadConfig().dataDir);
+        process.stdout.write(
+          `Demo API key (writer; for mutations and subscriptions), saved in ${DEMO_KEY_FILE} of the data directory:\n  ${token}\n` +
+            `In the explorer, add the header {"Authorization": "Bearer ${token}"}.\n`,
+        );
+      }
     } catch (error) {
       await runtime.close();
       throw error;
@@ -185,6 +209,43 @@ program
     const log = createLogger(loadConfig().logLevel);
     const outcome = await withRuntime(log, (runtime) => migrate(runtime.services.db));
     process.stdout.write(`migrations: ${outcome.applied.length + outcome.alreadyApplied.length} applied in total\n`);
+  });
+
+const keys = program.command('keys').description('Manage API keys (stored hashed in Neo4j; send one as Authorization: Bearer KEY).');
+keys
+  .command('create')
+  .description('Create a key and print it once (it cannot be shown again).')
+  .requiredOption('--name <name>', 'who or what the key is for')
+  .option('--role <role>', 'reader, writer or admin', 'reader')
+  .action(async (options: { name: string; role: string }) => {
+    const role = parseRole(options.role);
+    if (!role) throw new RangeError(`--role must be reader, writer or admin, got "${options.role}"`);
+    const log = createLogger(loadConfig().logLevel);
+    const { key, token } = await withRuntime(log, (runtime) => createApiKey(runtime.services.db, options.name.trim(), role));
+    process.stderr.write(`created key ${key.id} (${key.role}) for "${key.name}"; store it now, it is not shown again:\n`);
+    process.stdout.write(`${token}\n`);
+  });
+keys
+  .command('revoke')
+  .description('Revoke a key by its id (running servers stop accepting it within 5 seconds).')
+  .argument('<id>', 'the key id, as `keys list` shows it')
+  .action(async (id: string) => {
+    const log = createLogger(loadConfig().logLevel);
+    const key = await withRuntime(log, (runtime) => new ApiKeyRepository(runtime.services.db).revoke(id));
+    if (!key) throw new RangeError(`no API key has the id "${id}"`);
+    process.stdout.write(`revoked key ${key.id} (${key.role}, "${key.name}") at ${key.revokedAt!.toISOString()}\n`);
+  });
+keys
+  .command('list')
+  .description('List keys (ids, names, roles, dates; never the secrets).')
+  .action(async () => {
+    const log = createLogger(loadConfig().logLevel);
+    const all = await withRuntime(log, (runtime) => new ApiKeyRepository(runtime.services.db).list());
+    for (const key of all) {
+      const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'active';
+      process.stdout.write(`${key.id}\t${key.role}\t${state}\tcreated ${key.createdAt.toISOString()}\t${key.name}\n`);
+    }
+    if (all.length === 0) process.stdout.write('no API keys; create one with `chronoql keys create --name NAME --role ROLE`\n');
   });
 
 program

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { indexEnd, indexInterval, indexStart, isValidAt, type ValidInterval } from '../src/graph/validity.js';
 import { luceneQuery } from '../src/graph/retrievalRepository.js';
 import { queryTerms, SearchMode, SearchUnit } from '../src/retrieval/retrievalService.js';
+import { loadConfig } from '../src/server/config.js';
 import { startServer, type RunningServer } from '../src/server/app.js';
 import { createLogger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
@@ -175,7 +176,7 @@ describe('a server beside a CLI ingest in another process', () => {
   before(async () => {
     runtime = await openTestRuntime({ changeFeed: true });
     await resetKnowledge(runtime);
-    server = await startServer(runtime, { port: 0, host: '127.0.0.1', log: createLogger('warn') });
+    server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('warn') });
     // What `chronoql serve` does: embed in the background and sync the vector indexes every 2 s.
     runtime.services.retrieval.keepFresh(2000, () => {});
   });

@@ -4,7 +4,9 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { Database } from '../src/graph/database.js';
 import { IngestService } from '../src/ingest/ingestService.js';
+import { loadConfig } from '../src/server/config.js';
 import { startServer, type RunningServer } from '../src/server/app.js';
+import { createApiKey, Role } from '../src/server/auth.js';
 import { createLogger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { article, day, openTestRuntime, resetKnowledge } from './support.js';
@@ -44,11 +46,13 @@ describe('GraphQL server', () => {
   let runtime: Runtime;
   let server: RunningServer;
   let client: Client;
+  let token: string;
 
   before(async () => {
     runtime = await openTestRuntime({ changeFeed: true });
-    server = await startServer(runtime, { port: 0, host: '127.0.0.1', log: createLogger('warn') });
-    client = createClient({ url: server.url.replace('http', 'ws'), webSocketImpl: WebSocket, lazy: true });
+    server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('warn') });
+    ({ token } = await createApiKey(runtime.services.db, 'server test', Role.WRITER));
+    client = createClient({ url: server.url.replace('http', 'ws'), webSocketImpl: WebSocket, lazy: true, connectionParams: { Authorization: `Bearer ${token}` } });
   });
   after(async () => {
     await client.dispose();
@@ -62,7 +66,7 @@ describe('GraphQL server', () => {
   async function post(query: string, variables?: Record<string, unknown>): Promise<any> {
     const response = await fetch(server.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query, variables }),
     });
     return response.json();
@@ -72,6 +76,7 @@ describe('GraphQL server', () => {
     await runtime.services.ingest.ingest([article('A', 'One.', { Leader: 'X' })], { takenAt: day('2024-01-01'), source: 'test' });
     let nested = 'value';
     for (let level = 0; level < 10; level++) nested = `article { facts { ${nested} } }`;
+    await post('{ __typename }'); // the key is looked up once, then cached
     const before = runtime.services.db.queryCount;
     const deep = await post(`{ fact(subject: "A", attribute: "Leader") { ${nested} } }`);
     assert.equal(deep.data, undefined);

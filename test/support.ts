@@ -4,6 +4,7 @@ import { graphql, type ExecutionResult } from 'graphql';
 import { deleteAllKnowledge } from '../src/graph/maintenance.js';
 import { projectRoot } from '../src/paths.js';
 import { chronoqlSchema } from '../src/schema/index.js';
+import { Role, type Principal } from '../src/server/auth.js';
 import { loadConfig } from '../src/server/config.js';
 import { createLogger } from '../src/server/logger.js';
 import { openRuntime, type Runtime } from '../src/server/runtime.js';
@@ -25,13 +26,17 @@ export async function resetKnowledge(runtime: Runtime): Promise<void> {
   await deleteAllKnowledge(runtime.services.db);
 }
 
+/** In-process operations run as an admin: access control is tested through the server (test/security.test.ts). */
+const TEST_ADMIN: Principal = { subject: 'test', role: Role.ADMIN, via: 'api-key' };
+
 /** Executes a GraphQL operation in-process with a fresh request context, as the server would. */
 export async function execute(
   runtime: Runtime,
   source: string,
   variableValues?: Record<string, unknown>,
+  principal: Principal | null = TEST_ADMIN,
 ): Promise<{ data: any; errors?: ExecutionResult['errors'] }> {
-  const result = await graphql({ schema: await chronoqlSchema(), source, variableValues, contextValue: runtime.requestContext() });
+  const result = await graphql({ schema: await chronoqlSchema(), source, variableValues, contextValue: runtime.requestContext({ principal }) });
   return { data: JSON.parse(JSON.stringify(result.data ?? null)), errors: result.errors };
 }
 

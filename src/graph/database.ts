@@ -14,18 +14,31 @@ export interface CypherRunner {
  * The one gateway from ChronoQL to Neo4j. It counts round trips so tests can prove that
  * DataLoaders keep the number of queries constant per request.
  */
+export interface DatabaseOptions {
+  /** Neo4j aborts a read that runs longer than this. */
+  readTimeoutMs?: number;
+}
+
+/**
+ * While Neo4j is down, a request fails within a few seconds instead of waiting for the driver's
+ * defaults (a 60 s connection wait, 30 s of retries): each is the longest it waits for a
+ * connection, to open one, and to retry a transient failure.
+ */
+const FAIL_FAST = { connectionAcquisitionTimeout: 5_000, connectionTimeout: 3_000, maxTransactionRetryTime: 3_000 };
+
 export class Database implements CypherRunner {
   private roundTrips = 0;
 
   constructor(
     private readonly driver: Driver,
     private readonly databaseName?: string,
+    private readonly options: DatabaseOptions = {},
   ) {}
 
-  static connect(uri: string, user: string, password: string, databaseName?: string): Database {
+  static connect(uri: string, user: string, password: string, databaseName?: string, options: DatabaseOptions = {}): Database {
     const auth = user ? neo4j.auth.basic(user, password) : undefined;
-    const driver = neo4j.driver(uri, auth, { disableLosslessIntegers: true, maxConnectionPoolSize: 50 });
-    return new Database(driver, databaseName);
+    const driver = neo4j.driver(uri, auth, { disableLosslessIntegers: true, maxConnectionPoolSize: 50, ...FAIL_FAST });
+    return new Database(driver, databaseName, options);
   }
 
   get queryCount(): number {
@@ -50,7 +63,7 @@ export class Database implements CypherRunner {
     });
     try {
       const work = (tx: ManagedTransaction): Promise<QueryResult> => tx.run(cypher, params);
-      const result = write ? await session.executeWrite(work) : await session.executeRead(work);
+      const result = write ? await session.executeWrite(work) : await session.executeRead(work, { timeout: this.options.readTimeoutMs });
       return result.records.map((record) => record.toObject() as R);
     } finally {
       await session.close();

@@ -5,6 +5,7 @@ import type { ChangeFeed } from '../ingest/changeFeed.js';
 import type { IngestService } from '../ingest/ingestService.js';
 import type { AskService } from '../qa/askService.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
+import type { Principal } from '../server/auth.js';
 
 /** Long-lived services shared by every request. */
 export interface Services {
@@ -22,4 +23,6 @@ export type RequestContext = {
   loaders: Loaders;
   /** The request's "now", the default asOf: one instant for every field so lookups batch together. */
   now: Date;
+  /** Who is calling: null for an anonymous read. */
+  principal: Principal | null;
 };

@@ -1,7 +1,9 @@
 import { AskResolver, EvidenceResolver } from './resolvers/AskResolver.js';
 import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
-import { buildSchema } from 'type-graphql';
+import { buildSchema, type AuthChecker } from 'type-graphql';
+import { requireRole, type Role } from '../server/auth.js';
+import type { RequestContext } from './context.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangeResolver } from './resolvers/ChangeResolver.js';
 import { SearchResolver } from './resolvers/SearchResolver.js';
@@ -23,11 +25,18 @@ const noTopics = {
   },
 };
 
+/** `@Authorized(role)` fields: UNAUTHENTICATED without a credential, FORBIDDEN below the role. */
+const checkRole: AuthChecker<RequestContext, Role> = ({ context, info }, roles) => {
+  requireRole(context.principal, roles[0]!, `${info.parentType.name.toLowerCase()} ${info.fieldName}`);
+  return true;
+};
+
 export function chronoqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
     resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver, AskResolver, EvidenceResolver],
     validate: false,
     pubSub: noTopics,
+    authChecker: checkRole,
   });
   return built;
 }

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
@@ -9,9 +10,12 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { RequestContext } from '../schema/context.js';
 import { chronoqlSchema } from '../schema/index.js';
-import { parse, type DocumentNode, type GraphQLError } from 'graphql';
-import { formatError } from './errors.js';
-import { QUERY_LIMITS, queryArmor, validateWithLimits } from './limits.js';
+import { NoSchemaIntrospectionCustomRule, parse, type DocumentNode, type GraphQLError } from 'graphql';
+import { pinoHttp } from 'pino-http';
+import { Authenticator, unauthenticated, type Principal } from './auth.js';
+import type { Config } from './config.js';
+import { errorFormatter, sendError } from './errors.js';
+import { QUERY_LIMITS, RequestRateLimiter, queryArmor, validateWithLimits } from './limits.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from './logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
@@ -25,33 +29,75 @@ export interface RunningServer {
 
 const GRAPHQL_PATH = '/graphql';
 
+export type ServerOptions = Pick<Config, 'port' | 'host' | 'mode' | 'access' | 'rateLimitPerMinute' | 'allowedOrigins'> & { log: Logger };
+
+/** A caller-supplied request id is kept when it is short and plain, so it can be logged as it is. */
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+
+/** Browsers send Origin: a page on another site may not open the WebSocket (it would carry the user's access). */
+function originAllowed(origin: string | undefined, host: string | undefined, allowed: readonly string[]): boolean {
+  if (!origin) return true; // not a browser: it must still present a key to subscribe
+  if (allowed.includes(origin)) return true;
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+/** A credential for a subscription: connection parameters (graphql-ws clients) or the explorer's headers. */
+function subscriptionCredential(connectionParams: Record<string, unknown> | undefined, extensions: Record<string, unknown> | undefined | null): unknown {
+  const headers = (extensions?.headers ?? {}) as Record<string, unknown>;
+  return connectionParams?.Authorization ?? connectionParams?.authorization ?? headers.Authorization ?? headers.authorization;
+}
+
 /**
  * Serves GraphQL over HTTP and graphql-ws subscriptions on the same port and path, the
  * offline explorer, /health and /metrics.
  */
-export async function startServer(runtime: Runtime, options: { port: number; host: string; log: Logger }): Promise<RunningServer> {
+export async function startServer(runtime: Runtime, options: ServerOptions): Promise<RunningServer> {
   const schema = await chronoqlSchema();
   const metrics = new Metrics(() => runtime.services.retrieval.status());
+  const authenticator = new Authenticator(runtime.services.db, options.access);
+  const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute);
   const app = express();
+  app.disable('x-powered-by');
   const httpServer: Server = createServer(app);
 
   const armor = queryArmor();
-  const wsServer = new WebSocketServer({ server: httpServer, path: GRAPHQL_PATH, maxPayload: QUERY_LIMITS.maxBodyBytes });
+  const validationRules = [...armor.validationRules, ...(options.mode === 'production' ? [NoSchemaIntrospectionCustomRule] : [])];
+  const wsServer = new WebSocketServer({
+    server: httpServer,
+    path: GRAPHQL_PATH,
+    maxPayload: QUERY_LIMITS.maxBodyBytes,
+    verifyClient: ({ origin, req }: { origin: string; req: IncomingMessage }) => originAllowed(origin, req.headers.host, options.allowedOrigins),
+  });
   const wsCleanup = useServer<Record<string, unknown>, RequestContext>(
     {
       schema,
-      context: () => runtime.requestContext({ cache: false }),
-      // graphql-ws skips its `validate` option when onSubscribe is given, so the limits are checked here.
-      onSubscribe: (_context, _id, payload) => {
+      // Authentication, rate and query limits, all before anything runs. graphql-ws skips its own
+      // parse and validate when onSubscribe is given, so they are done here too.
+      onSubscribe: async (context, _id, payload) => {
+        let principal: Principal | null;
         let document: DocumentNode;
         try {
+          principal = await authenticator.authenticate(subscriptionCredential(context.connectionParams, payload.extensions));
+          if (!principal) throw unauthenticated('subscriptions need an API key or token (connection parameter Authorization: "Bearer …")');
+          await rateLimiter.take(`${principal.via}:${principal.subject}`);
           document = parse(payload.query);
         } catch (error) {
           return [error as GraphQLError];
         }
-        const problems = validateWithLimits(armor.validationRules)(schema, document);
+        const problems = validateWithLimits(validationRules)(schema, document);
         if (problems.length > 0) return problems;
         metrics.subscriptions.inc();
+        return {
+          schema,
+          document,
+          variableValues: payload.variables,
+          operationName: payload.operationName,
+          contextValue: runtime.requestContext({ cache: false, principal }),
+        };
       },
       onComplete: () => {
         metrics.subscriptions.dec();
@@ -62,8 +108,9 @@ export async function startServer(runtime: Runtime, options: { port: number; hos
 
   const apollo = new ApolloServer<RequestContext>({
     schema,
-    formatError,
-    validationRules: armor.validationRules,
+    formatError: errorFormatter(options.mode),
+    introspection: options.mode !== 'production',
+    validationRules,
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
     includeStacktraceInErrorResponses: armor.includeStacktraceInErrorResponses,
     plugins: [
@@ -92,29 +139,63 @@ export async function startServer(runtime: Runtime, options: { port: number; hos
   app.get('/metrics', async (_request, response) => {
     response.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+  app.use(
+    pinoHttp({
+      logger: options.log,
+      genReqId: (request, response) => {
+        const given = request.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        response.setHeader('x-request-id', id);
+        return id;
+      },
+      // Every request is logged at debug; failures at warn and error, with their request id.
+      customLogLevel: (_request, response, error) => (error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'debug'),
+    }),
+  );
   app.get(GRAPHQL_PATH, (request, response, next) => {
-    if (request.accepts(['application/json', 'text/html']) === 'text/html' && !request.query.query) {
+    if (options.mode !== 'production' && request.accepts(['application/json', 'text/html']) === 'text/html' && !request.query.query) {
       response.type('html').send(explorerPage());
     } else next();
   });
   app.get('/', (_request, response) => response.redirect(GRAPHQL_PATH));
+  // Who is calling, and whether they may call again this minute, before the body is even read.
+  const principals = new WeakMap<IncomingMessage, Principal | null>();
+  app.use(GRAPHQL_PATH, async (request, response, next) => {
+    try {
+      const principal = await authenticator.authenticate(request.headers.authorization);
+      if (!principal && options.access.readAccess === 'key') throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
+      await rateLimiter.take(principal ? `${principal.via}:${principal.subject}` : `address:${request.socket.remoteAddress}`);
+      principals.set(request, principal);
+      next();
+    } catch (error) {
+      const { extensions, message } = error as GraphQLError;
+      const retryAfter = extensions?.retryAfterSeconds;
+      if (typeof retryAfter === 'number') response.setHeader('retry-after', String(retryAfter));
+      const status = (extensions?.http as { status?: number } | undefined)?.status;
+      if (status) sendError(response, status, String(extensions.code), message);
+      else next(error);
+    }
+  });
   app.use(
     GRAPHQL_PATH,
     express.json({ limit: QUERY_LIMITS.maxBodyBytes }),
-    expressMiddleware(apollo, { context: async () => runtime.requestContext() }),
+    expressMiddleware(apollo, { context: async ({ req }) => runtime.requestContext({ principal: principals.get(req) ?? null }) }),
   );
   // Body-parser errors (too large, not JSON) answer as GraphQL errors in JSON, not as an HTML page with a stack trace.
   app.use((error: { status?: number; type?: string }, _request: express.Request, response: express.Response, next: express.NextFunction) => {
     if (!error || typeof error.status !== 'number') return next(error);
     const tooLarge = error.type === 'entity.too.large';
-    response.status(error.status).json({
-      errors: [
-        {
-          message: tooLarge ? `request body over ${QUERY_LIMITS.maxBodyBytes} bytes` : 'request body is not valid JSON',
-          extensions: { code: tooLarge ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST' },
-        },
-      ],
-    });
+    sendError(
+      response,
+      error.status,
+      tooLarge ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST',
+      tooLarge ? `request body over ${QUERY_LIMITS.maxBodyBytes} bytes` : 'request body is not valid JSON',
+    );
+  });
+  // Anything else: JSON, with no stack trace.
+  app.use((error: unknown, request: express.Request, response: express.Response, _next: express.NextFunction) => {
+    request.log.error({ err: error }, 'request failed');
+    sendError(response, 500, 'INTERNAL_SERVER_ERROR', 'internal server error; the server log has the details');
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { AccessSettings, JwtSettings } from './auth.js';
 
 export interface Config {
   port: number;
@@ -8,6 +10,15 @@ export interface Config {
   managedBoltPort: number | undefined;
   managedHeapMb: number;
   logLevel: string;
+  /** `production` turns off introspection and the explorer. */
+  mode: 'development' | 'production';
+  access: AccessSettings;
+  /** GraphQL operations per minute per API key, token subject or (anonymous) client address. */
+  rateLimitPerMinute: number;
+  /** Browser origins allowed to open the WebSocket; empty: only the server's own. */
+  allowedOrigins: string[];
+  /** Neo4j aborts a transaction that runs longer than this (a request's queries cannot run away). */
+  queryTimeoutMs: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number | undefined, min: number, max: number): number | undefined {
@@ -38,5 +49,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     managedBoltPort: integer(env, 'CHRONOQL_NEO4J_BOLT_PORT', undefined, 1, 65535),
     managedHeapMb: integer(env, 'CHRONOQL_NEO4J_HEAP_MB', 2048, 256, 16384)!,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
+    mode: oneOf(env, 'CHRONOQL_ENV', ['development', 'production'] as const, 'development'),
+    access: { readAccess: oneOf(env, 'CHRONOQL_READ_ACCESS', ['public', 'key'] as const, 'public'), jwt: jwtSettings(env) },
+    rateLimitPerMinute: integer(env, 'CHRONOQL_RATE_LIMIT', 6000, 1, 10_000_000)!,
+    allowedOrigins: (env.CHRONOQL_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+    queryTimeoutMs: integer(env, 'CHRONOQL_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000)!,
+  };
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!values.includes(raw as T)) throw new RangeError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+/** JWTs are accepted when a secret (HS256) or a public key (RS256) is set, with an issuer and an audience. */
+function jwtSettings(env: NodeJS.ProcessEnv): JwtSettings | null {
+  const secret = env.CHRONOQL_JWT_SECRET;
+  const keyFile = env.CHRONOQL_JWT_PUBLIC_KEY_FILE?.trim();
+  const publicKey = keyFile ? readFileSync(keyFile, 'utf8') : env.CHRONOQL_JWT_PUBLIC_KEY;
+  if (!secret && !publicKey) return null;
+  if (secret && publicKey) throw new RangeError('set CHRONOQL_JWT_SECRET (HS256) or CHRONOQL_JWT_PUBLIC_KEY[_FILE] (RS256), not both');
+  if (secret && Buffer.byteLength(secret) < 32) throw new RangeError('CHRONOQL_JWT_SECRET must be at least 32 bytes (HS256 with a shorter secret is guessable)');
+  const issuer = env.CHRONOQL_JWT_ISSUER?.trim();
+  const audience = env.CHRONOQL_JWT_AUDIENCE?.trim();
+  if (!issuer || !audience) throw new RangeError('JWTs need CHRONOQL_JWT_ISSUER and CHRONOQL_JWT_AUDIENCE: tokens are checked against both');
+  return {
+    algorithm: secret ? 'HS256' : 'RS256',
+    key: (secret ?? publicKey)!,
+    issuer,
+    audience,
+    roleClaim: env.CHRONOQL_JWT_ROLE_CLAIM?.trim() || 'role',
   };
 }

@@ -9,7 +9,7 @@ query PrimeMinisters {
   evidenceAfter: search(query: "Who is the prime minister of France?", asOf: "2024-10-01", k: 2) { score text validFrom validTo }
 }
 
-# Run this in a second tab, then ingest a snapshot:
+# Run this in a second tab, with the header {"Authorization": "Bearer KEY"} (the key \`npm run demo\` printed), then ingest a snapshot:
 # subscription { changes(afterSeq: 0) { seq kind articleId at sentence { text } fact { attribute value } } }
 `;
 

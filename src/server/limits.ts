@@ -5,7 +5,8 @@
  * server out of memory or connections.
  */
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import { specifiedRules, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
 export const QUERY_LIMITS = {
   maxDepth: 10,
@@ -30,4 +31,28 @@ export function queryArmor(): ReturnType<ApolloArmor['protect']> {
 /** The same rules for subscriptions over WebSocket, which do not pass through Apollo. */
 export function validateWithLimits(rules: readonly ValidationRule[]): (schema: GraphQLSchema, document: DocumentNode) => readonly GraphQLError[] {
   return (schema, document) => validate(schema, document, [...specifiedRules, ...rules]);
+}
+
+/**
+ * Operations per minute per caller (an API key, a token subject, or an anonymous client's
+ * address), refused with RATE_LIMITED and the seconds until the next one is allowed.
+ */
+export class RequestRateLimiter {
+  private readonly limiter: RateLimiterMemory;
+
+  constructor(readonly perMinute: number) {
+    this.limiter = new RateLimiterMemory({ points: perMinute, duration: 60 });
+  }
+
+  async take(caller: string): Promise<void> {
+    try {
+      await this.limiter.consume(caller);
+    } catch (refusal) {
+      if (!(refusal instanceof RateLimiterRes)) throw refusal;
+      const retryAfterSeconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+      throw new GraphQLError(`over ${this.perMinute} requests per minute; retry in ${retryAfterSeconds} s`, {
+        extensions: { code: 'RATE_LIMITED', retryAfterSeconds, http: { status: 429 } },
+      });
+    }
+  }
 }

@@ -15,6 +15,7 @@ import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.j
 import { RetrievalService } from '../retrieval/retrievalService.js';
 import type { RequestContext, Services } from '../schema/context.js';
 import { verifierFromEnv } from '../tools/openaiChat.js';
+import type { Principal } from './auth.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 
@@ -26,7 +27,7 @@ export interface Runtime {
   /** How this process reaches Neo4j (another driver, such as the embedding worker's, uses the same). */
   neo4j: Neo4jConnectionSettings;
   /** A context for one operation; subscriptions pass `cache: false` (see Loaders). */
-  requestContext(options?: { cache?: boolean }): RequestContext;
+  requestContext(options?: { cache?: boolean; principal?: Principal | null }): RequestContext;
   close(): Promise<void>;
 }
 
@@ -51,7 +52,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
         log: (message) => log.info(message),
       });
   const settings: Neo4jConnectionSettings = { uri: connection.uri, user: connection.user, password: connection.password, database: config.neo4j?.database };
-  const db = Database.connect(settings.uri, settings.user, settings.password, settings.database);
+  const db = Database.connect(settings.uri, settings.user, settings.password, settings.database, { readTimeoutMs: config.queryTimeoutMs });
   let retrieval: RetrievalService;
   try {
     await db.verify();
@@ -103,6 +104,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       services,
       loaders: new Loaders(reads, snapshots, options.cache ?? true),
       now: new Date(),
+      principal: options.principal ?? null,
     }),
     close: async () => {
       await changeFeed.stop();

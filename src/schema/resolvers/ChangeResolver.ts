@@ -1,4 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { requireRole, Role } from '../../server/auth.js';
 import { ChangeKind } from '../../graph/model.js';
 import type { RequestContext } from '../context.js';
 import { checkPageSize, decodeSeqCursor } from '../cursors.js';
@@ -41,8 +42,10 @@ export class ChangeResolver {
   @Subscription(() => ChangeEvent, {
     name: 'changes',
     description:
-      'Stored changes after afterSeq, then live ones as snapshots are ingested, in order, without gaps or duplicates. Reconnect with the last seq seen to resume.',
+      'Stored changes after afterSeq, then live ones as snapshots are ingested, in order, without gaps or duplicates. Reconnect with the last seq seen to resume. Needs an API key or token (reader role).',
     subscribe: ({ args, context }) => {
+      // Checked here, before the feed is opened: type-graphql's @Authorized guards only each event's resolve.
+      requireRole((context as RequestContext).principal, Role.READER, 'subscription changes');
       const { afterSeq, articleIds, kinds } = args as { afterSeq?: number | null; articleIds?: string[]; kinds?: ChangeKind[] };
       return (context as RequestContext).services.changeFeed.subscribe({
         afterSeq: checkAfterSeq(afterSeq ?? null),

@@ -1,4 +1,5 @@
-import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { requireRole, Role } from '../../server/auth.js';
 import { checkArticles } from '../../ingest/snapshotReader.js';
 import type { RequestContext } from '../context.js';
 import { DateTimeScalar } from '../scalars.js';
@@ -14,18 +15,21 @@ export class SnapshotResolver {
     return loaders.snapshots();
   }
 
+  @Authorized(Role.WRITER)
   @Mutation(() => IngestReport, {
     description:
-      'Ingests a small dated snapshot and makes it searchable. Validated whole before anything is written; re-running the same snapshot changes nothing. Use `chronoql ingest` for large files.',
+      'Ingests a small dated snapshot and makes it searchable. Validated whole before anything is written; re-running the same snapshot changes nothing. Use `chronoql ingest` for large files. Needs the writer role (admin with `complete: true`).',
   })
   async ingestSnapshot(
-    @Ctx() { services }: RequestContext,
+    @Ctx() { services, principal }: RequestContext,
     @Arg('takenAt', () => DateTimeScalar) takenAt: Date,
     @Arg('articles', () => [ArticleInput]) articles: ArticleInput[],
     @Arg('source', () => String, { defaultValue: 'graphql' }) source: string,
-    @Arg('complete', () => Boolean, { defaultValue: false, description: 'Remove articles this snapshot does not list.' })
+    @Arg('complete', () => Boolean, { defaultValue: false, description: 'Remove articles this snapshot does not list (admin role).' })
     complete: boolean,
   ): Promise<IngestReport> {
+    // A complete snapshot removes every article it does not list: one call can empty the store.
+    if (complete) requireRole(principal, Role.ADMIN, 'ingestSnapshot with complete: true');
     const checked = checkArticles(
       articles.map((article, index) => ({ value: article, line: index + 1 })),
       'articles',

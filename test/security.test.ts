@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { createClient } from 'graphql-ws';
+import { SignJWT } from 'jose';
+import WebSocket from 'ws';
+import { ApiKeyRepository } from '../src/graph/apiKeyRepository.js';
+import { countNodes } from '../src/graph/maintenance.js';
+import { startServer, type RunningServer, type ServerOptions } from '../src/server/app.js';
+import { createApiKey, Role } from '../src/server/auth.js';
+import { loadConfig } from '../src/server/config.js';
+import { createLogger } from '../src/server/logger.js';
+import type { Runtime } from '../src/server/runtime.js';
+import { openTestRuntime, resetKnowledge } from './support.js';
+
+const INGEST = `mutation($complete: Boolean! = false) { ingestSnapshot(takenAt: "2024-01-01", complete: $complete, articles: [{id: "A", text: "One."}]) { articles } }`;
+const HS_SECRET = 'a-test-secret-of-at-least-32-bytes!!';
+const ISSUER = 'https://issuer.test';
+const AUDIENCE = 'chronoql-test';
+
+async function post(server: RunningServer, query: string, options: { token?: string; variables?: Record<string, unknown> } = {}) {
+  const response = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
+    body: JSON.stringify({ query, variables: options.variables }),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as { data?: any; errors?: Array<{ message: string; extensions: Record<string, unknown> }> } };
+}
+
+/** The first event or error of one subscription, over a fresh connection. */
+async function subscribeOnce(server: RunningServer, options: { connectionParams?: Record<string, unknown>; extensions?: Record<string, unknown>; origin?: string }): Promise<unknown> {
+  const client = createClient({
+    url: server.url.replace('http', 'ws'),
+    webSocketImpl: class extends WebSocket {
+      constructor(address: string, protocols?: string | string[]) {
+        super(address, protocols, options.origin ? { origin: options.origin } : {});
+      }
+    },
+    connectionParams: options.connectionParams,
+    retryAttempts: 0,
+  });
+  try {
+    return await new Promise((resolve) => {
+      client.subscribe(
+        { query: 'subscription { changes(afterSeq: 0) { seq } }', extensions: options.extensions },
+        { next: (value) => resolve(value), error: (error) => resolve(error), complete: () => resolve('complete') },
+      );
+    });
+  } finally {
+    await client.dispose();
+  }
+}
+
+function codeOf(outcome: unknown): string | undefined {
+  return Array.isArray(outcome) ? (outcome[0] as { extensions?: { code?: string } })?.extensions?.code : undefined;
+}
+
+describe('access control', () => {
+  let runtime: Runtime;
+  const servers: RunningServer[] = [];
+  const logs: string[] = [];
+  let reader: string;
+  let writer: string;
+  let admin: string;
+
+  async function serve(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
+    const log = createLogger('debug', new Writable({ write: (chunk, _encoding, done) => (logs.push(String(chunk)), done()) }));
+    const server = await startServer(runtime, { ...loadConfig({}), port: 0, host: '127.0.0.1', log, ...overrides });
+    servers.push(server);
+    return server;
+  }
+
+  before(async () => {
+    runtime = await openTestRuntime();
+    await resetKnowledge(runtime);
+    reader = (await createApiKey(runtime.services.db, 'reader', Role.READER)).token;
+    writer = (await createApiKey(runtime.services.db, 'writer', Role.WRITER)).token;
+    admin = (await createApiKey(runtime.services.db, 'admin', Role.ADMIN)).token;
+  });
+  after(async () => {
+    for (const server of servers) await server.close();
+    await runtime.close();
+  });
+
+  it('refuses mutations without a key (UNAUTHENTICATED) or below the writer role (FORBIDDEN), writing nothing', async () => {
+    const server = await serve();
+    const anonymous = await post(server, INGEST);
+    assert.equal(anonymous.body.errors?.[0]?.extensions.code, 'UNAUTHENTICATED');
+    const readOnly = await post(server, INGEST, { token: reader });
+    assert.equal(readOnly.body.errors?.[0]?.extensions.code, 'FORBIDDEN');
+    assert.match(readOnly.body.errors![0]!.message, /requires the writer role; this api-key has reader/);
+    const completeByWriter = await post(server, INGEST, { token: writer, variables: { complete: true } });
+    assert.equal(completeByWriter.body.errors?.[0]?.extensions.code, 'FORBIDDEN');
+    assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
+    assert.deepEqual((await post(server, INGEST, { token: writer })).body.data, { ingestSnapshot: { articles: 1 } });
+    assert.equal((await post(server, INGEST, { token: admin, variables: { complete: true } })).body.errors?.[0]?.extensions.code, 'SNAPSHOT_OUT_OF_ORDER');
+    // Reads stay public by default.
+    assert.deepEqual((await post(server, '{ snapshots { id } }')).body.data, { snapshots: [{ id: '2024-01-01' }] });
+  });
+
+  it('refuses unknown, malformed and revoked keys, and keeps only hashes', async () => {
+    const server = await serve();
+    const created = await createApiKey(runtime.services.db, 'soon revoked', Role.ADMIN);
+    await new ApiKeyRepository(runtime.services.db).revoke(created.key.id);
+    for (const token of [created.token, `${created.token.slice(0, -1)}x`, 'cq_short', 'not-a-key']) {
+      const { status, body } = await post(server, '{ snapshots { id } }', { token });
+      assert.equal(status, 401, token);
+      assert.equal(body.errors?.[0]?.extensions.code, 'UNAUTHENTICATED', token);
+    }
+    const stored = await runtime.services.db.run<{ props: Record<string, unknown> }>(`MATCH (k:ApiKey) RETURN properties(k) AS props`);
+    assert.ok(stored.length >= 4);
+    for (const { props } of stored) {
+      assert.match(String(props.hash), /^[0-9a-f]{64}$/);
+      assert.ok(!JSON.stringify(props).includes('cq_'), 'no secret is stored');
+    }
+  });
+
+  it('accepts JWTs (HS256, RS256) only with the right issuer, audience, expiry and role', async () => {
+    const hsServer = await serve({ access: { readAccess: 'public', jwt: { algorithm: 'HS256', key: HS_SECRET, issuer: ISSUER, audience: AUDIENCE, roleClaim: 'role' } } });
+    const secret = new TextEncoder().encode(HS_SECRET);
+    const sign = (claims: Record<string, unknown>, edit: (jwt: SignJWT) => SignJWT = (jwt) => jwt) =>
+      edit(new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m')).sign(secret);
+    await resetKnowledge(runtime);
+    assert.deepEqual((await post(hsServer, INGEST, { token: await sign({ role: 'writer' }) })).body.data, { ingestSnapshot: { articles: 1 } });
+    const refusals = {
+      'reader role': [await sign({ role: 'reader' }), 'FORBIDDEN'],
+      'no role': [await sign({}), 'UNAUTHENTICATED'],
+      'other issuer': [await sign({ role: 'admin' }, (jwt) => jwt.setIssuer('https://evil.test')), 'UNAUTHENTICATED'],
+      'other audience': [await sign({ role: 'admin' }, (jwt) => jwt.setAudience('someone-else')), 'UNAUTHENTICATED'],
+      expired: [await sign({ role: 'admin' }, (jwt) => jwt.setExpirationTime(Math.floor(Date.now() / 1000) - 60)), 'UNAUTHENTICATED'],
+      'other secret': [await new SignJWT({ role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(new TextEncoder().encode('x'.repeat(40))), 'UNAUTHENTICATED'],
+      'alg none': [`${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ role: 'admin', sub: 'x', iss: ISSUER, aud: AUDIENCE, exp: 9e9 })).toString('base64url')}.`, 'UNAUTHENTICATED'],
+    } as const;
+    for (const [what, [token, code]] of Object.entries(refusals)) {
+      assert.equal((await post(hsServer, INGEST, { token })).body.errors?.[0]?.extensions.code, code, what);
+    }
+
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsServer = await serve({
+      access: { readAccess: 'public', jwt: { algorithm: 'RS256', key: publicKey.export({ type: 'spki', format: 'pem' }).toString(), issuer: ISSUER, audience: AUDIENCE, roleClaim: 'chronoql_role' } },
+    });
+    const rsToken = await new SignJWT({ chronoql_role: 'reader' }).setProtectedHeader({ alg: 'RS256' }).setSubject('bob').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(privateKey);
+    assert.equal((await post(rsServer, INGEST, { token: rsToken })).body.errors?.[0]?.extensions.code, 'FORBIDDEN');
+    // An HS256 token signed with the public key as its secret (algorithm confusion) is refused.
+    const confused = await new SignJWT({ chronoql_role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(new TextEncoder().encode(publicKey.export({ type: 'spki', format: 'pem' }).toString()));
+    assert.equal((await post(rsServer, INGEST, { token: confused })).body.errors?.[0]?.extensions.code, 'UNAUTHENTICATED');
+  });
+
+  it('can require a key for reads', async () => {
+    const server = await serve({ access: { readAccess: 'key', jwt: null } });
+    const anonymous = await post(server, '{ snapshots { id } }');
+    assert.equal(anonymous.status, 401);
+    assert.equal(anonymous.body.errors?.[0]?.extensions.code, 'UNAUTHENTICATED');
+    assert.equal((await post(server, '{ snapshots { id } }', { token: reader })).body.errors, undefined);
+  });
+
+  it('needs a key to subscribe (connection parameters or the explorer headers), and refuses foreign browser origins', async () => {
+    const server = await serve();
+    assert.equal(codeOf(await subscribeOnce(server, {})), 'UNAUTHENTICATED');
+    assert.equal(codeOf(await subscribeOnce(server, { connectionParams: { Authorization: 'Bearer cq_bogus' } })), 'UNAUTHENTICATED');
+    await resetKnowledge(runtime);
+    await post(server, INGEST, { token: writer });
+    const event = (outcome: unknown) => (outcome as { data?: { changes?: { seq: number } } }).data?.changes?.seq;
+    assert.equal(event(await subscribeOnce(server, { connectionParams: { Authorization: `Bearer ${reader}` } })), 1);
+    assert.equal(event(await subscribeOnce(server, { extensions: { headers: { Authorization: `Bearer ${reader}` } } })), 1);
+    const sameOrigin = new URL(server.url).origin;
+    assert.equal(event(await subscribeOnce(server, { origin: sameOrigin, connectionParams: { Authorization: `Bearer ${reader}` } })), 1);
+    const foreign = await subscribeOnce(server, { origin: 'https://evil.example', connectionParams: { Authorization: `Bearer ${reader}` } });
+    assert.ok(!Array.isArray(foreign) && event(foreign) === undefined, `a foreign origin is refused: ${String(foreign)}`);
+  });
+
+  it('limits requests per key and per address, with Retry-After', async () => {
+    const server = await serve({ rateLimitPerMinute: 5 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await post(server, '{ snapshots { id } }')).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+    const limited = await post(server, '{ snapshots { id } }');
+    assert.equal(limited.body.errors?.[0]?.extensions.code, 'RATE_LIMITED');
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    // A key has its own budget.
+    assert.equal((await post(server, '{ snapshots { id } }', { token: reader })).status, 200);
+  });
+
+  it('turns off introspection and the explorer in production mode', async () => {
+    const server = await serve({ mode: 'production' });
+    const introspection = await post(server, '{ __schema { types { name } } }');
+    assert.equal(introspection.body.data, undefined);
+    assert.match(introspection.body.errors![0]!.message, /introspection/i);
+    const page = await fetch(server.url, { headers: { accept: 'text/html' } });
+    assert.doesNotMatch(await page.text(), /ChronoQL explorer/);
+    assert.equal((await post(server, '{ snapshots { id } }')).status, 200);
+  });
+
+  it('never writes a credential to the logs', async () => {
+    assert.ok(logs.length > 0);
+    const all = logs.join('\n');
+    for (const token of [reader, writer, admin]) assert.ok(!all.includes(token), 'a key reached the logs');
+    assert.ok(!all.includes(HS_SECRET));
+    assert.match(all, /"authorization":"\[redacted\]"/);
+  });
+});
