@@ -17,8 +17,8 @@ import { demoSnapshots } from '../src/ingest/demoCorpus.js';
  */
 export const testDataDir = join(projectRoot(), '.chronoql-test');
 
-export async function openTestRuntime(options: { changeFeed?: boolean } = {}): Promise<Runtime> {
-  const env = { ...process.env, CHRONOQL_DATA_DIR: testDataDir };
+export async function openTestRuntime(options: { changeFeed?: boolean; env?: Record<string, string> } = {}): Promise<Runtime> {
+  const env = { ...process.env, CHRONOQL_DATA_DIR: testDataDir, ...options.env };
   return openRuntime(loadConfig(env), createLogger('warn'), options);
 }
 

@@ -1,8 +1,24 @@
-import { EventEmitter, on } from 'node:events';
+import { EventEmitter } from 'node:events';
 import type { ChangeEventRecord } from '../graph/model.js';
 import type { ChangeFilter, ReadRepository } from '../graph/readRepository.js';
 
 const PAGE = 500;
+/** Live events one subscriber may have waiting (it reads slower than they come) before it is cut off. */
+export const DEFAULT_SUBSCRIBER_BUFFER = 10_000;
+
+/**
+ * A subscriber fell more than its buffer behind. It lost nothing: it resumes with
+ * `afterSeq: resumeAfterSeq`, the last event it was given.
+ */
+export class SubscriberTooSlowError extends Error {
+  readonly extensions: { code: 'SUBSCRIBER_TOO_SLOW'; resumeAfterSeq: number };
+
+  constructor(buffer: number, resumeAfterSeq: number) {
+    super(`subscriber too slow: more than ${buffer} changes waiting; resubscribe with afterSeq: ${resumeAfterSeq}`);
+    this.name = 'SubscriberTooSlowError';
+    this.extensions = { code: 'SUBSCRIBER_TOO_SLOW', resumeAfterSeq };
+  }
+}
 
 export interface ChangeSubscription extends ChangeFilter {
   /** Replay stored changes after this sequence number first; null means live changes only. */
@@ -33,6 +49,7 @@ export class ChangeFeed {
     private readonly repository: ReadRepository,
     private readonly onPollError: (error: unknown) => void = () => {},
     private readonly pollIntervalMs = 200,
+    private readonly subscriberBuffer = DEFAULT_SUBSCRIBER_BUFFER,
   ) {
     this.emitter.setMaxListeners(0);
   }
@@ -57,20 +74,42 @@ export class ChangeFeed {
   /**
    * Stored events after `afterSeq`, then live ones, in order, each once. Live events are
    * buffered from the start, before the replay is read, so none fall between the two; a
-   * hole in the live stream is filled from the database.
+   * hole in the live stream is filled from the database. A subscriber that lets more than
+   * `subscriberBuffer` live events wait is ended with SubscriberTooSlowError, so memory stays bounded.
    */
   async *subscribe(subscription: ChangeSubscription, signal?: AbortSignal): AsyncGenerator<ChangeEventRecord> {
-    const closed = new AbortController();
+    const waiting: ChangeEventRecord[] = [];
+    let overflowed = false;
+    let wake: (() => void) | undefined;
+    const onChange = (event: ChangeEventRecord): void => {
+      if (waiting.length < this.subscriberBuffer) waiting.push(event);
+      else overflowed = true;
+      wake?.();
+    };
     const onClose = (): void => closed.abort();
-    this.emitter.once('close', onClose);
+    const closed = new AbortController();
     const abort = signal ? AbortSignal.any([signal, closed.signal]) : closed.signal;
-    const live = on(this.emitter, 'change', { signal: abort });
+    const onAbort = (): void => wake?.();
+    this.emitter.on('change', onChange);
+    this.emitter.once('close', onClose);
+    abort.addEventListener('abort', onAbort);
+    let cursor = subscription.afterSeq ?? 0;
     try {
       const replayUpTo = await this.repository.latestChangeSeq();
-      let cursor = subscription.afterSeq ?? replayUpTo;
-      for await (const event of this.stored(cursor, replayUpTo, subscription)) yield event;
+      cursor = subscription.afterSeq ?? replayUpTo;
+      for await (const event of this.stored(cursor, replayUpTo, subscription)) {
+        yield event;
+        cursor = event.seq;
+      }
       cursor = Math.max(cursor, replayUpTo);
-      for await (const [event] of live as AsyncIterable<[ChangeEventRecord]>) {
+      while (!abort.aborted) {
+        if (overflowed) throw new SubscriberTooSlowError(this.subscriberBuffer, cursor);
+        const event = waiting.shift();
+        if (!event) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          continue;
+        }
         if (event.seq <= cursor) continue;
         if (event.seq > cursor + 1) {
           for await (const missed of this.stored(cursor, event.seq - 1, subscription)) yield missed;
@@ -78,11 +117,10 @@ export class ChangeFeed {
         cursor = event.seq;
         if (passes(event, subscription)) yield event;
       }
-    } catch (error) {
-      if (!abort.aborted) throw error;
     } finally {
+      this.emitter.off('change', onChange);
       this.emitter.off('close', onClose);
-      await live.return?.();
+      abort.removeEventListener('abort', onAbort);
     }
   }
 

@@ -31,6 +31,9 @@ const GRAPHQL_PATH = '/graphql';
 
 export type ServerOptions = Pick<Config, 'port' | 'host' | 'mode' | 'access' | 'rateLimitPerMinute' | 'allowedOrigins'> & { log: Logger };
 
+/** WebSocket close code (application range) for a subscriber cut off for reading too slowly. */
+export const SLOW_SUBSCRIBER_CLOSE_CODE = 4008;
+
 /** A caller-supplied request id is kept when it is short and plain, so it can be logged as it is. */
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
@@ -101,6 +104,16 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
       },
       onComplete: () => {
         metrics.subscriptions.dec();
+      },
+      // A subscriber cut off for reading too slowly also loses its connection, with the reason:
+      // the error message alone could sit unread in the buffers it stopped draining.
+      onError: (context, _id, _payload, errors) => {
+        const tooSlow = errors.find((error) => error.extensions?.code === 'SUBSCRIBER_TOO_SLOW');
+        if (tooSlow) {
+          metrics.slowSubscribers.inc();
+          const reason = `too slow; resubscribe with afterSeq: ${String(tooSlow.extensions.resumeAfterSeq)}`;
+          setImmediate(() => context.extra.socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, reason)); // after the error is queued
+        }
       },
     },
     wsServer,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { DEFAULT_SUBSCRIBER_BUFFER } from '../ingest/changeFeed.js';
 import type { AccessSettings, JwtSettings } from './auth.js';
 
 export interface Config {
@@ -19,6 +20,8 @@ export interface Config {
   allowedOrigins: string[];
   /** Neo4j aborts a transaction that runs longer than this (a request's queries cannot run away). */
   queryTimeoutMs: number;
+  /** Live changes one subscriber may have waiting before it is cut off (it resumes with afterSeq). */
+  subscriberBuffer: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number | undefined, min: number, max: number): number | undefined {
@@ -57,6 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((origin) => origin.trim())
       .filter(Boolean),
     queryTimeoutMs: integer(env, 'CHRONOQL_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000)!,
+    subscriberBuffer: integer(env, 'CHRONOQL_SUBSCRIBER_BUFFER', DEFAULT_SUBSCRIBER_BUFFER, 1, 10_000_000)!,
   };
 }
 

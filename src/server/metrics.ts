@@ -15,6 +15,11 @@ export class Metrics {
     help: 'Open GraphQL subscriptions.',
     registers: [this.registry],
   });
+  readonly slowSubscribers = new Counter({
+    name: 'chronoql_subscribers_cut_off_total',
+    help: 'Subscribers ended for letting too many changes wait (they resume with afterSeq).',
+    registers: [this.registry],
+  });
   private readonly requests = new Counter({
     name: 'chronoql_graphql_requests_total',
     help: 'GraphQL operations over HTTP.',

@@ -72,7 +72,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   }
   const reads = new ReadRepository(db);
   const snapshots = new SnapshotRepository(db);
-  const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
+  const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'), undefined, config.subscriberBuffer);
   let answering: AskService;
   let labeler: SentenceLabeler;
   let labelEncoder: Embedder | undefined;

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { SubscriberTooSlowError } from '../src/ingest/changeFeed.js';
+import type { ChangeEventRecord } from '../src/graph/model.js';
+import { SLOW_SUBSCRIBER_CLOSE_CODE, startServer, type RunningServer } from '../src/server/app.js';
+import { createApiKey, Role } from '../src/server/auth.js';
+import { loadConfig } from '../src/server/config.js';
+import { createLogger } from '../src/server/logger.js';
+import type { Runtime } from '../src/server/runtime.js';
+import { article, day, openTestRuntime, resetKnowledge } from './support.js';
+
+const BUFFER = 50;
+
+/** `count` articles, each `sentences` sentences long: one ARTICLE_ADDED event per article. */
+function articles(count: number, sentences = 1, filler = ''): ReturnType<typeof article>[] {
+  return Array.from({ length: count }, (_, i) =>
+    article(`art${String(i).padStart(5, '0')}`, Array.from({ length: sentences }, (_, j) => `Sentence ${j} of article ${i} ${filler}.`).join(' ')),
+  );
+}
+
+describe('subscribers that stop reading', () => {
+  let runtime: Runtime;
+  before(async () => {
+    runtime = await openTestRuntime({ changeFeed: true, env: { CHRONOQL_SUBSCRIBER_BUFFER: String(BUFFER) } });
+  });
+  after(async () => {
+    await runtime.close();
+  });
+  beforeEach(async () => {
+    await resetKnowledge(runtime);
+  });
+
+  it('are cut off once more than their buffer waits, and resume from the seq they were given without loss or repeat', async () => {
+    const feed = runtime.services.changeFeed;
+    const stalled = feed.subscribe({ afterSeq: null });
+    const first = stalled.next(); // starts the subscription; nothing is read after it
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await runtime.services.ingest.ingest(articles(3 * BUFFER), { takenAt: day('2024-01-01'), source: 'test', batchSize: 25 });
+    const seen: number[] = [(await first).value!.seq];
+    let cutOff: SubscriberTooSlowError | undefined;
+    try {
+      for (;;) {
+        const { value, done } = await stalled.next();
+        if (done) break;
+        seen.push(value.seq);
+      }
+    } catch (error) {
+      cutOff = error as SubscriberTooSlowError;
+    }
+    assert.ok(cutOff instanceof SubscriberTooSlowError, `cut off: ${String(cutOff)}`);
+    assert.equal(cutOff.extensions.code, 'SUBSCRIBER_TOO_SLOW');
+    assert.ok(seen.length <= BUFFER + 1, `at most the buffer was delivered, got ${seen.length}`);
+    assert.equal(cutOff.extensions.resumeAfterSeq, seen.at(-1));
+    const rest: number[] = [];
+    for await (const event of feed.subscribe({ afterSeq: cutOff.extensions.resumeAfterSeq }) as AsyncGenerator<ChangeEventRecord>) {
+      rest.push(event.seq);
+      if (event.seq === 3 * BUFFER) break;
+    }
+    assert.deepEqual([...seen, ...rest], Array.from({ length: 3 * BUFFER }, (_, i) => i + 1));
+  });
+
+  it('lose their WebSocket with a close reason saying where to resume, and the server keeps serving', async () => {
+    const server: RunningServer = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('silent') });
+    try {
+      const { token } = await createApiKey(runtime.services.db, 'slow subscriber', Role.READER);
+      const filler = 'x'.repeat(2000);
+      await runtime.services.ingest.ingest(articles(400, 8, filler), { takenAt: day('2024-01-01'), source: 'test', batchSize: 50 });
+      const socket = new WebSocket(server.url.replace('http', 'ws'), 'graphql-transport-ws');
+      const closed = new Promise<{ code: number; reason: string }>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the slow subscriber was never cut off')), 60_000);
+        socket.on('close', (code, reason) => (clearTimeout(timer), resolve({ code, reason: String(reason) })));
+      });
+      await new Promise((resolve) => socket.once('open', resolve));
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${token}` } }));
+      await new Promise((resolve) => socket.once('message', resolve));
+      socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { changes { seq articleId sentence { text } } }' } }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Stop reading: the kernel buffers fill with ~6 MB of changed sentences, sends stall and changes pile up in the server.
+      (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+      await runtime.services.ingest.ingest(articles(400, 8, `${filler}y`), { takenAt: day('2024-02-01'), source: 'test', batchSize: 50 });
+      (socket as unknown as { _socket: { resume(): void } })._socket.resume();
+      const { code, reason } = await closed;
+      assert.equal(code, SLOW_SUBSCRIBER_CLOSE_CODE);
+      assert.match(reason, /^too slow; resubscribe with afterSeq: \d+$/);
+      const health = await fetch(server.url.replace('/graphql', '/health'));
+      assert.equal(health.status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+});
