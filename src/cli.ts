@@ -7,7 +7,8 @@ import { Command, Option } from 'commander';
 import { parseDateInput } from './graph/temporal.js';
 import { migrate } from './graph/migrator.js';
 import { demoSnapshots } from './ingest/demoCorpus.js';
-import { InvalidSnapshotError, SnapshotOrderError } from './ingest/errors.js';
+import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from './ingest/errors.js';
+import { neo4jProblem } from './server/errors.js';
 import type { IngestReport } from './ingest/ingestService.js';
 import { readSnapshotFile } from './ingest/snapshotReader.js';
 import { projectRoot } from './paths.js';
@@ -123,8 +124,11 @@ function printResult(result: unknown, json: boolean | undefined): void {
 }
 
 function fail(error: unknown): never {
-  const explained = [InvalidSnapshotError, SnapshotOrderError, RangeError, EmbedderMismatchError, EmbedderConfigError, MavenError];
-  if (explained.some((kind) => error instanceof kind)) {
+  const explained = [InvalidSnapshotError, SnapshotOrderError, IngestBusyError, IngestLeaseLostError, RangeError, EmbedderMismatchError, EmbedderConfigError, MavenError];
+  const database = neo4jProblem(error);
+  if (database) {
+    process.stderr.write(`chronoql: ${database.message} (${(error as Error).message}); an interrupted ingest resumes when run again\n`);
+  } else if (explained.some((kind) => error instanceof kind)) {
     process.stderr.write(`chronoql: ${(error as Error).message}\n`);
   } else {
     process.stderr.write(`chronoql: ${(error as Error)?.stack ?? String(error)}\n`);

@@ -206,8 +206,15 @@ describe('native addon (CPU)', () => {
     assert.equal(await pair.index.remove([...removed, 424242]), removed.length);
     assert.equal(pair.reference.remove(removed), removed.length);
     assert.equal(await pair.index.remove(removed), 0, 'removing twice changes nothing');
-    const ended = Array.from(rows.ids).filter((_, i) => i % 7 === 1);
-    assert.equal(await pair.index.invalidate(ended, 40), pair.reference.invalidate(ended, 40));
+    const endedAt = Array.from(rows.ids.keys()).filter((i) => i % 7 === 1);
+    const ended = endedAt.map((i) => rows.ids[i]!);
+    const endDays = endedAt.map((i) => Math.max(40, rows.validFrom[i]!));
+    assert.equal(await pair.index.invalidate(ended, endDays), pair.reference.invalidate(ended, endDays));
+    // An end before a row's start is refused whole, by both.
+    const startsLate = Array.from(rows.ids.keys()).find((i) => rows.validFrom[i]! > 10 && i % 5 !== 0)!;
+    const before = [rows.ids[endedAt[0]!]!, rows.ids[startsLate]!];
+    await assert.rejects(pair.index.invalidate(before, [endDays[0]!, rows.validFrom[startsLate]! - 1]), /validTo\[1\] \(\d+\) is before validFrom \(\d+\) of id \d+/);
+    assert.throws(() => pair.reference.invalidate(before, [endDays[0]!, rows.validFrom[startsLate]! - 1]), /validTo\[1\]/);
     assert.equal(pair.index.size, 2000 - removed.length);
     const queries = randomMatrix(random, 10, d);
     await expectSameAsReference(pair, queries, 15, { asOf: [0, 10, 20, 30, 39, 40, 41, 60, 90, 119] });
@@ -257,7 +264,7 @@ describe('native addon (CPU)', () => {
       const rows = syntheticRows(random, 3000, d);
       const pair = await buildPair({ dimension: d, storage, metric: 'ip' }, [rows]);
       await pair.index.remove(Array.from(rows.ids.subarray(0, 100)));
-      await pair.index.invalidate(Array.from(rows.ids.subarray(100, 200)), 0); // emptied intervals survive a save
+      await pair.index.invalidate(Array.from(rows.ids.subarray(100, 200)), rows.validFrom.subarray(100, 200)); // emptied intervals survive a save
       const path = join(scratch, `index-${storage}.cqlv`);
       await pair.index.save(path);
       const loaded = await VectorIndex.load(path, { device });
@@ -279,6 +286,15 @@ describe('native addon (CPU)', () => {
     corrupt[60] = corrupt[60]! ^ 0xff;
     writeFileSync(join(scratch, 'corrupt.cqlv'), corrupt);
     await assert.rejects(VectorIndex.load(join(scratch, 'corrupt.cqlv')), /corrupt/);
+    // Any single flipped byte, anywhere (header, metadata or vectors), is caught on load.
+    const random2 = seededRandom(151);
+    for (let trial = 0; trial < 300; trial++) {
+      const damaged = Buffer.from(bytes);
+      const at = Math.floor(random2() * damaged.length);
+      damaged[at] = damaged[at]! ^ (1 + Math.floor(random2() * 255));
+      writeFileSync(join(scratch, 'damaged.cqlv'), damaged);
+      await assert.rejects(VectorIndex.load(join(scratch, 'damaged.cqlv')), /corrupt|not a ChronoQL index|format version|invalid header/, `byte ${at}`);
+    }
     writeFileSync(join(scratch, 'other.cqlv'), 'not an index at all, just some text that is long enough to have a header');
     await assert.rejects(VectorIndex.load(join(scratch, 'other.cqlv')), /not a ChronoQL index file/);
     await assert.rejects(VectorIndex.load(join(scratch, 'missing.cqlv')), /cannot open index file/);

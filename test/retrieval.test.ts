@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chunkPassages } from '../src/retrieval/passages.js';
 import { escapeLucene } from '../src/graph/retrievalRepository.js';
 import { contentTerms, termCoverage } from '../src/text/language.js';
 import { SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
+import type { Logger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, testDataDir } from './support.js';
 
@@ -139,19 +140,29 @@ describe('retrieval', () => {
   });
 
   // Last: it closes the runtime's retrieval service.
-  it('rebuilds the vector index from Neo4j when the saved index is deleted', async () => {
+  it('rebuilds the vector index from Neo4j when the saved index is corrupt or deleted', async () => {
     const query = { asOf: day('2024-10-02'), k: 5, mode: SearchMode.DENSE, unit: SearchUnit.PASSAGE };
     const before = await runtime.services.retrieval.search('highest mountain', query);
     await runtime.services.retrieval.close();
-    await rm(join(testDataDir, 'indexes'), { recursive: true, force: true });
-    const reopened = await RetrievalService.open({ db: runtime.services.db, dataDir: testDataDir, connection: runtime.neo4j });
-    try {
-      const report = await reopened.refresh();
-      assert.ok(report.added > 0);
-      const after = await reopened.search('highest mountain', query);
-      assert.deepEqual(after.map((h) => [h.id, h.score.toFixed(5)]), before.map((h) => [h.id, h.score.toFixed(5)]));
-    } finally {
-      await reopened.close();
+    const [embedderDirectory] = await readdir(join(testDataDir, 'indexes'));
+    const saved = join(testDataDir, 'indexes', embedderDirectory!, 'passage.vectors');
+    const bytes = await readFile(saved);
+    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x40; // one bit of one vector
+    await writeFile(saved, bytes);
+    for (const damage of ['corrupt', 'deleted']) {
+      if (damage === 'deleted') await rm(join(testDataDir, 'indexes'), { recursive: true, force: true });
+      const warnings: string[] = [];
+      const log = { warn: (message: string) => warnings.push(message), info: () => {}, error: () => {}, debug: () => {} } as unknown as Logger;
+      const reopened = await RetrievalService.open({ db: runtime.services.db, dataDir: testDataDir, connection: runtime.neo4j, log });
+      try {
+        const report = await reopened.refresh();
+        assert.ok(report.added > 0, damage);
+        const after = await reopened.search('highest mountain', query);
+        assert.deepEqual(after.map((h) => [h.id, h.score.toFixed(5)]), before.map((h) => [h.id, h.score.toFixed(5)]));
+        if (damage === 'corrupt') assert.ok(warnings.some((w) => /saved Passage index cannot be used \(.*corrupt vectors\); rebuilding/.test(w)), warnings.join('\n'));
+      } finally {
+        await reopened.close();
+      }
     }
   });
 

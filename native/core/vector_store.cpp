@@ -329,6 +329,15 @@ size_t FlatVectorStore::remove(const RowId* ids, size_t count) {
 }
 
 size_t FlatVectorStore::invalidate(const RowId* ids, const Day* validTo, size_t count) {
+  // Checked whole first, so a bad entry changes nothing. validTo == validFrom is allowed:
+  // a version created and superseded within one time unit was never valid at any instant.
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t row = findLiveRow(ids[i]);
+    if (row != kNoRow && validTo[i] < validFrom_[row]) {
+      throw std::invalid_argument("validTo[" + std::to_string(i) + "] (" + std::to_string(validTo[i]) + ") is before validFrom (" +
+                                  std::to_string(validFrom_[row]) + ") of id " + std::to_string(ids[i]));
+    }
+  }
   size_t changed = 0;
   for (size_t i = 0; i < count; ++i) {
     const uint32_t row = findLiveRow(ids[i]);

@@ -34,6 +34,17 @@ export class LeaseRepository {
     return rows[0]!.held;
   }
 
+  /** Takes `name` from `previousOwner` (known to be dead) for `owner`; false when someone else has it by now. */
+  async takeOver(name: LeaseName, owner: string, previousOwner: string, seconds: number): Promise<boolean> {
+    const rows = await this.db.run<{ name: string }>(
+      `MATCH (l:Lease {name: $name}) WHERE l.owner = $previousOwner
+       SET l.owner = $owner, l.until = datetime() + duration({seconds: $seconds})
+       RETURN l.name AS name`,
+      { name, owner, previousOwner, seconds: int(seconds) },
+    );
+    return rows.length > 0;
+  }
+
   async release(name: LeaseName, owner: string): Promise<void> {
     await this.db.run(`MATCH (l:Lease {name: $name}) WHERE l.owner = $owner REMOVE l.owner, l.until`, { name, owner });
   }

@@ -427,7 +427,53 @@ function jvmArguments(plan: LaunchPlan, port: number): string[] {
   ];
 }
 
+/** How long a restart of a Neo4j that died waits at most between attempts (1 s, 2 s, 4 s … up to this). */
+const RESTART_MAX_BACKOFF_MS = 30_000;
+
+type Instance = Neo4jConnection & { pid: number | undefined; exited: Promise<ExitInfo> };
+
 async function launchOnPort(plan: LaunchPlan, port: number): Promise<Neo4jConnection> {
+  return supervise(plan, port, await startInstance(plan, port));
+}
+
+/**
+ * Restarts the JVM on the same port whenever it dies unexpectedly (killed, out of memory), with
+ * backoff, so the drivers' connections recover without restarting ChronoQL. stop() ends it.
+ */
+function supervise(plan: LaunchPlan, port: number, first: Instance): Neo4jConnection {
+  let current = first;
+  let stopped = false;
+  const watch = (instance: Instance): void => {
+    void instance.exited.then(async () => {
+      for (let attempt = 1; !stopped; attempt += 1) {
+        await sleep(Math.min(RESTART_MAX_BACKOFF_MS, 1_000 * 2 ** (attempt - 1)));
+        if (stopped) return;
+        try {
+          const next = await startInstance(plan, port);
+          if (stopped) return void (await next.stop());
+          current = next;
+          plan.log(`Restarted the managed Neo4j (pid ${next.pid}) on ${next.uri} after ${attempt} attempt(s)`);
+          return watch(next);
+        } catch (error) {
+          plan.log(`Restarting the managed Neo4j failed (attempt ${attempt}): ${(error as Error).message}`);
+        }
+      }
+    });
+  };
+  watch(first);
+  return {
+    uri: first.uri,
+    user: first.user,
+    password: first.password,
+    startedHere: true,
+    stop: () => {
+      stopped = true;
+      return current.stop();
+    },
+  };
+}
+
+async function startInstance(plan: LaunchPlan, port: number): Promise<Instance> {
   const uri = boltUri(port);
   const logFile = path.join(plan.neo4jDir, 'logs', 'launcher.log');
   const logStream = createWriteStream(logFile, { flags: 'a' });
@@ -492,6 +538,8 @@ async function launchOnPort(plan: LaunchPlan, port: number): Promise<Neo4jConnec
     user: LOCAL_USER,
     password: LOCAL_PASSWORD,
     startedHere: true,
+    pid: child.pid,
+    exited,
     stop: () => {
       stopping = true;
       process.removeListener('exit', killOnExit);

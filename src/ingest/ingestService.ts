@@ -175,16 +175,31 @@ export class IngestService {
   }
 }
 
-/** Takes the ingest lease, polling while another process holds it, for at most `waitMs`. */
+/**
+ * Takes the ingest lease, polling while another process holds it, for at most `waitMs`. A holder
+ * that was a process on this host and is gone (killed mid-ingest) is replaced at once, so a
+ * re-run resumes without waiting for its lease to run out.
+ */
 async function takeLease(leases: LeaseRepository, owner: string, waitMs: number): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     if (await leases.acquire('ingest', owner, LEASE_SECONDS)) return;
-    if (Date.now() >= deadline) {
-      const holder = await leases.holder('ingest');
-      throw new IngestBusyError(holder?.owner ?? 'another process', holder?.until ?? null);
-    }
+    const holder = await leases.holder('ingest');
+    if (holder && isDeadLocalProcess(holder.owner) && (await leases.takeOver('ingest', owner, holder.owner, LEASE_SECONDS))) return;
+    if (Date.now() >= deadline) throw new IngestBusyError(holder?.owner ?? 'another process', holder?.until ?? null);
     await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+  }
+}
+
+/** Whether a lease owner (`host:pid:uuid`) names a process of this host that no longer runs. */
+function isDeadLocalProcess(owner: string): boolean {
+  const [host, pid] = owner.split(':');
+  if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

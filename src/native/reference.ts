@@ -199,6 +199,12 @@ export class ReferenceVectorIndex {
   invalidate(ids: Uint32Array | readonly number[], validTo: number | Int32Array | readonly number[]): number {
     const list = toIdArray(ids);
     const days = toDayArray(validTo, list.length, 'validTo', true);
+    list.forEach((id, i) => {
+      const row = this.liveRow(id);
+      if (row !== undefined && days[i]! < this.validFrom[row]!) {
+        rangeError(`validTo[${i}]`, `(${days[i]}) is before validFrom (${this.validFrom[row]}) of id ${id}`);
+      }
+    });
     let changed = 0;
     list.forEach((id, i) => {
       const row = this.liveRow(id);

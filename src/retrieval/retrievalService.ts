@@ -443,6 +443,7 @@ export class RetrievalService {
             directory: this.indexDirectory,
             repository: this.repository,
             storeId: identity,
+            onDiscard: (reason) => this.log?.warn(reason),
           }),
         );
       }

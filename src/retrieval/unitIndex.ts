@@ -82,15 +82,21 @@ export class UnitVectorIndex {
     directory: string;
     repository: RetrievalRepository;
     storeId: string;
+    /** A saved index that cannot be read (corrupt, older format) is rebuilt from Neo4j; this hears why. */
+    onDiscard?: (reason: string) => void;
   }): Promise<UnitVectorIndex> {
     const { label, embedderId, dimension, directory, repository, storeId } = options;
     const files = UnitVectorIndex.files(directory, label);
     if (existsSync(files.sidecar) && existsSync(files.index) && existsSync(files.rows)) {
       const sidecar = JSON.parse(await readFile(files.sidecar, 'utf8')) as Sidecar;
       if (sidecar.storeId === storeId && sidecar.embedderId === embedderId && sidecar.dimension === dimension && sidecar.timeUnit === INDEX_TIME_UNIT) {
-        const index = await VectorIndex.load(files.index);
-        const rows = RowSet.from(await readFile(files.rows));
-        return new UnitVectorIndex(label, index, rows, new Date(sidecar.watermark), storeId, embedderId, directory, repository);
+        try {
+          const index = await VectorIndex.load(files.index);
+          const rows = RowSet.from(await readFile(files.rows));
+          return new UnitVectorIndex(label, index, rows, new Date(sidecar.watermark), storeId, embedderId, directory, repository);
+        } catch (error) {
+          options.onDiscard?.(`the saved ${label} index cannot be used (${(error as Error).message}); rebuilding it from Neo4j`);
+        }
       }
     }
     return new UnitVectorIndex(label, UnitVectorIndex.empty(dimension), new RowSet(), null, storeId, embedderId, directory, repository);

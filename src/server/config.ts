@@ -22,6 +22,8 @@ export interface Config {
   queryTimeoutMs: number;
   /** Live changes one subscriber may have waiting before it is cut off (it resumes with afterSeq). */
   subscriberBuffer: number;
+  /** How long to keep retrying (with backoff) a Neo4j that does not answer at start. */
+  neo4jStartWaitMs: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number | undefined, min: number, max: number): number | undefined {
@@ -61,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     queryTimeoutMs: integer(env, 'CHRONOQL_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000)!,
     subscriberBuffer: integer(env, 'CHRONOQL_SUBSCRIBER_BUFFER', DEFAULT_SUBSCRIBER_BUFFER, 1, 10_000_000)!,
+    neo4jStartWaitMs: integer(env, 'CHRONOQL_NEO4J_WAIT_MS', 60_000, 0, 3_600_000)!,
   };
 }
 

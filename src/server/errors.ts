@@ -9,7 +9,7 @@ const NEO4J_UNAVAILABLE = new Set(['ServiceUnavailable', 'SessionExpired', 'Neo.
 const NEO4J_TIMED_OUT = /^Neo\.ClientError\.Transaction\.TransactionTimedOut/;
 
 /** What a client is told about an error it could not have caused, and whether it may retry. */
-function neo4jProblem(error: unknown): { code: string; message: string } | null {
+export function neo4jProblem(error: unknown): { code: string; message: string } | null {
   if (!(error instanceof Neo4jError)) return null;
   if (NEO4J_UNAVAILABLE.has(error.code) || /acquisition timed out|Connection acquisition/i.test(error.message)) {
     return { code: 'SERVICE_UNAVAILABLE', message: 'the database is unreachable right now; try again shortly' };

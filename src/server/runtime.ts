@@ -55,7 +55,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const db = Database.connect(settings.uri, settings.user, settings.password, settings.database, { readTimeoutMs: config.queryTimeoutMs });
   let retrieval: RetrievalService;
   try {
-    await db.verify();
+    await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log);
     const outcome = await migrate(db);
     if (outcome.applied.length > 0) log.info({ migrations: outcome.applied }, 'applied migrations');
     retrieval = await RetrievalService.open({
@@ -114,4 +114,21 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       await connection.stop();
     },
   };
+}
+
+/** Retries a Neo4j that does not answer yet (a database container still starting) with backoff, up to `waitMs`. */
+async function waitForNeo4j(db: Database, uri: string, waitMs: number, log: Logger): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 8_000)) {
+    try {
+      return await db.verify();
+    } catch (error) {
+      if (/^Neo\.ClientError\.Security\./.test((error as { code?: string }).code ?? '')) throw error; // wrong credentials: waiting will not help
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`Neo4j at ${uri} did not answer within ${waitMs} ms: ${(error as Error).message}`);
+      const wait = Math.min(delayMs, left);
+      log.warn({ uri, retryInMs: wait }, `Neo4j is not reachable yet (${(error as Error).message}); retrying`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { startServer, type RunningServer } from '../src/server/app.js';
+import { loadConfig } from '../src/server/config.js';
+import { createLogger } from '../src/server/logger.js';
+import { openRuntime, type Runtime } from '../src/server/runtime.js';
+import { article, day, testDataDir } from './support.js';
+
+function capture(): { log: ReturnType<typeof createLogger>; lines: string[] } {
+  const lines: string[] = [];
+  return { log: createLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) })), lines };
+}
+
+describe('Neo4j faults', () => {
+  it('retries a Neo4j that does not answer at start with backoff, then fails with a clear error', async () => {
+    const { log, lines } = capture();
+    const started = performance.now();
+    await assert.rejects(
+      openRuntime(loadConfig({ NEO4J_URI: 'bolt://127.0.0.1:9', CHRONOQL_DATA_DIR: testDataDir, CHRONOQL_NEO4J_WAIT_MS: '2500' }), log),
+      /Neo4j at bolt:\/\/127\.0\.0\.1:9 did not answer within 2500 ms/,
+    );
+    assert.ok(performance.now() - started >= 2_500);
+    const retries = lines.filter((line) => line.includes('Neo4j is not reachable yet'));
+    assert.ok(retries.length >= 2, `${retries.length} retries logged`);
+  });
+
+  describe('the managed Neo4j killed while serving and ingesting', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'chronoql-faults-'));
+    const { log, lines } = capture();
+    let runtime: Runtime;
+    let server: RunningServer;
+    const neo4jPid = (): number => (JSON.parse(readFileSync(join(dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { pid: number }).pid;
+    const query = async (source: string) => {
+      const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: source }) });
+      return { status: response.status, body: (await response.json()) as { data?: any; errors?: Array<{ message: string; extensions: { code: string } }> } };
+    };
+    async function untilAnswered(): Promise<number> {
+      const started = performance.now();
+      for (;;) {
+        const { body } = await query('{ snapshots { id status } }');
+        if (!body.errors) return performance.now() - started;
+        assert.ok(performance.now() - started < 120_000, 'Neo4j came back within two minutes');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+
+    before(async () => {
+      const env = {
+        CHRONOQL_DATA_DIR: dataDir,
+        CHRONOQL_MODELS_DIR: join(testDataDir, 'models'),
+        CHRONOQL_NEO4J_HEAP_MB: '512',
+        CHRONOQL_LABEL_ENCODER: process.env.CHRONOQL_LABEL_ENCODER ?? '',
+      };
+      runtime = await openRuntime(loadConfig(env), log, { changeFeed: true });
+      server = await startServer(runtime, { ...loadConfig(env), port: 0, host: '127.0.0.1', log });
+    });
+    after(async () => {
+      await server?.close();
+      await runtime?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('fails fast during the outage, restarts Neo4j by itself, and a re-run completes the interrupted ingest', { timeout: 240_000 }, async (t) => {
+      const first = Array.from({ length: 400 }, (_, i) => article(`a${i}`, `Article ${i} says one thing.`, { Value: String(i) }));
+      await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
+
+      // Killed while serving: requests fail within seconds with a code a client can act on.
+      const idlePid = neo4jPid();
+      process.kill(idlePid, 'SIGKILL');
+      const started = performance.now();
+      const during = await query('{ snapshots { id } }');
+      const failedAfterMs = performance.now() - started;
+      assert.equal(during.body.errors?.[0]?.extensions.code, 'SERVICE_UNAVAILABLE', JSON.stringify(during.body));
+      assert.match(during.body.errors![0]!.message, /database is unreachable/);
+      assert.ok(failedAfterMs < 8_000, `failed after ${failedAfterMs.toFixed(0)} ms`);
+      assert.equal((await fetch(server.url.replace('/graphql', '/health'))).status, 503);
+      const backAfterMs = await untilAnswered();
+      assert.ok(lines.some((line) => line.includes('Restarted the managed Neo4j')), 'the restart was logged');
+      assert.notEqual(neo4jPid(), idlePid);
+      t.diagnostic(`outage while serving: failed after ${failedAfterMs.toFixed(0)} ms, answered again ${backAfterMs.toFixed(0)} ms later`);
+
+      // Killed mid-ingest: the ingest fails with a clear error, and a re-run resumes it.
+      const second = first.map((a, i) => article(a.id, `Article ${i} says another thing.`, { Value: String(i + 1) }));
+      const pid = neo4jPid();
+      const interrupted = runtime.services.ingest.ingest(second, {
+        takenAt: day('2024-02-01'),
+        source: 'test',
+        batchSize: 20,
+        onProgress: (done) => {
+          if (done === 40) process.kill(pid, 'SIGKILL'); // two batches committed
+        },
+      });
+      const failing = performance.now();
+      await assert.rejects(interrupted, (error: Error) => /unavailable|connect|ECONNREFUSED|closed/i.test(error.message));
+      t.diagnostic(`ingest failed ${(performance.now() - failing).toFixed(0)} ms after Neo4j was killed`);
+      await untilAnswered();
+      const resumed = await runtime.services.ingest.ingest(second, { takenAt: day('2024-02-01'), source: 'test', batchSize: 20, leaseWaitMs: 60_000 });
+      assert.equal(resumed.articlesResumed, 40);
+      assert.equal(resumed.snapshot.status, 'COMPLETE');
+      const { body } = await query('{ snapshots { id status } fact(subject: "a5", attribute: "Value") { value } changes { totalCount } }');
+      assert.deepEqual(body.data.snapshots, [
+        { id: '2024-01-01', status: 'COMPLETE' },
+        { id: '2024-02-01', status: 'COMPLETE' },
+      ]);
+      assert.equal(body.data.fact.value, '6');
+      // 400 ARTICLE_ADDED, then per article one SENTENCE_CHANGED or NEW (+ DELETED) and one FACT_UPDATED, each once.
+      const [{ n, distinct, min, max }] = await runtime.services.db.run<{ n: number; distinct: number; min: number; max: number }>(
+        `MATCH (e:ChangeEvent) RETURN count(e) AS n, count(DISTINCT e.seq) AS distinct, min(e.seq) AS min, max(e.seq) AS max`,
+      );
+      assert.equal(distinct, n);
+      assert.deepEqual([min, max], [1, n], 'no gaps in seq');
+      const [{ updated }] = await runtime.services.db.run<{ updated: number }>(`MATCH (e:ChangeEvent {kind: 'FACT_UPDATED'}) RETURN count(e) AS updated`);
+      assert.equal(updated, 400);
+
+    });
+  });
+});
