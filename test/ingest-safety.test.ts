@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { LeaseRepository } from '../src/graph/leaseRepository.js';
 import { countNodes } from '../src/graph/maintenance.js';
 import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../src/ingest/errors.js';
 import { checkArticles } from '../src/ingest/snapshotReader.js';
 import type { Runtime } from '../src/server/runtime.js';
-import { article, day, execute, openTestRuntime, resetKnowledge } from './support.js';
+import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from './support.js';
 
 /** Each of these once left a snapshot INGESTING for good, or let two ingests interleave (issue 11). */
 describe('ingest safety', () => {
@@ -120,5 +123,50 @@ describe('ingest safety', () => {
     const report = await other.services.ingest.ingest([article('a', 'x.')], { takenAt: day('2024-01-01'), source: 'test', leaseWaitMs: 10_000 });
     assert.equal(report.snapshot.status, 'COMPLETE');
     assert.equal(await leases.holder('ingest'), null);
+  });
+
+  it('ends, after a SIGKILL mid-snapshot and a re-run, with the graph an uninterrupted ingest gives', { timeout: 300_000 }, async () => {
+    const first = Array.from({ length: 1500 }, (_, i) => article(`k${i}`, `Item ${i} is small. It stays.`, { Size: String(i) }));
+    const second = first.map((a, i) => article(a.id, `Item ${i} is large. It stays. It grew.`, { Size: String(2 * i) }));
+    const fingerprint = async () => ({
+      events: await runtime.services.db.run(
+        `MATCH (e:ChangeEvent) OPTIONAL MATCH (e)-[:CONCERNS]->(x)
+         WITH e, coalesce(x.text, x.attribute + '=' + x.value) AS concern ORDER BY concern
+         WITH e, collect(concern) AS concerns
+         RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
+      ),
+      nodes: await runtime.services.db.run(`MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState RETURN labels(n) AS labels, count(*) AS n ORDER BY n, labels`),
+      current: await runtime.services.db.run(
+        `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL RETURN a.id AS article, s.text AS text ORDER BY article, s.orderKey`,
+      ),
+    });
+    await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
+    await runtime.services.ingest.ingest(second, { takenAt: day('2024-02-01'), source: 'cli' });
+    const uninterrupted = await fingerprint();
+
+    await resetKnowledge(runtime);
+    await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
+    const scratch = mkdtempSync(join(tmpdir(), 'chronoql-kill-'));
+    const file = join(scratch, 'second.jsonl');
+    writeFileSync(file, second.map((a) => JSON.stringify(a)).join('\n') + '\n');
+    const cli = runChronoql(['ingest', file, '--taken-at', '2024-02-01'], { CHRONOQL_DATA_DIR: testDataDir });
+    for (;;) {
+      const [{ written }] = await runtime.services.db.run<{ written: number }>(`MATCH (e:ChangeEvent {snapshotId: '2024-02-01'}) RETURN count(e) AS written`);
+      if (written > 0) break;
+      assert.equal(cli.child.exitCode, null, 'the CLI is still running');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    cli.child.kill('SIGKILL');
+    assert.equal((await cli.finished).code, null);
+    rmSync(scratch, { recursive: true, force: true });
+    const { data } = await execute(runtime, '{ snapshots { id status } }');
+    assert.deepEqual(data.snapshots.at(-1), { id: '2024-02-01', status: 'INGESTING' }, 'killed mid-snapshot');
+
+    // The dead process's lease is taken over at once: no 30 s wait for it to run out.
+    const started = performance.now();
+    const resumed = await runtime.services.ingest.ingest(second, { takenAt: day('2024-02-01'), source: 'cli', leaseWaitMs: 5_000 });
+    assert.ok(performance.now() - started < 20_000);
+    assert.ok(resumed.articlesResumed > 0 && resumed.articlesResumed < 1500, `resumed ${resumed.articlesResumed}`);
+    assert.deepEqual(await fingerprint(), uninterrupted);
   });
 });

@@ -2,7 +2,6 @@
 // re-check; date-time snapshots; Lucene given any text; and a server whose vector indexes
 // follow a CLI ingest run in another process.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +13,7 @@ import { loadConfig } from '../src/server/config.js';
 import { startServer, type RunningServer } from '../src/server/app.js';
 import { createLogger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
-import { projectRoot } from '../src/paths.js';
-import { article, openTestRuntime, resetKnowledge, testDataDir } from './support.js';
+import { article, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from './support.js';
 
 const ALL_MODES = [SearchMode.HYBRID, SearchMode.DENSE, SearchMode.LEXICAL, SearchMode.NEO4J_VECTOR];
 const at = (iso: string): Date => new Date(iso);
@@ -153,21 +151,6 @@ describe('a whole corpus replaced within one minute', () => {
   });
 });
 
-/** Runs `chronoql ARGS` from the sources as a separate process; resolves with its exit code and output. */
-function chronoql(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot(), 'src', 'cli.ts'), ...args], {
-      cwd: projectRoot(),
-      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, output }));
-  });
-}
-
 describe('a server beside a CLI ingest in another process', () => {
   let runtime: Runtime;
   let server: RunningServer;
@@ -208,7 +191,7 @@ describe('a server beside a CLI ingest in another process', () => {
     ];
     writeFileSync(file, articles.map((a) => JSON.stringify(a)).join('\n') + '\n');
     const env = { NEO4J_URI: runtime.neo4j.uri, NEO4J_USER: runtime.neo4j.user, NEO4J_PASSWORD: runtime.neo4j.password, CHRONOQL_DATA_DIR: testDataDir };
-    const ingest = await chronoql(['ingest', file, '--taken-at', '2024-05-01'], env);
+    const ingest = await runChronoql(['ingest', file, '--taken-at', '2024-05-01'], env).finished;
     assert.equal(ingest.code, 0, ingest.output);
     assert.match(ingest.output, /searchable after/);
     // The CLI returns once every unit has its vector in Neo4j; the server's next sync (2 s) indexes them.
@@ -249,7 +232,7 @@ describe('a server beside a CLI ingest in another process', () => {
     };
     const file = join(scratch, 'other.jsonl');
     writeFileSync(file, JSON.stringify({ id: 'Harbour', title: 'Harbour', text: 'A harbour shelters ships.', infobox: {} }) + '\n');
-    const refused = await chronoql(['ingest', file, '--taken-at', '2024-06-01'], env);
+    const refused = await runChronoql(['ingest', file, '--taken-at', '2024-06-01'], env).finished;
     assert.equal(refused.code, 1);
     assert.match(refused.output, /made by the embedder onnx:e5-small-v2-q@384d, but this process is configured for wink-sif-100d@1/);
     assert.match(refused.output, /chronoql reembed/);

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { graphql, type ExecutionResult } from 'graphql';
 import { deleteAllKnowledge } from '../src/graph/maintenance.js';
@@ -52,4 +53,20 @@ export async function ingestDemo(runtime: Runtime): Promise<void> {
   for (const snapshot of await demoSnapshots()) {
     await runtime.services.ingest.ingest(await readSnapshotFile(snapshot.file), { takenAt: snapshot.takenAt, source: snapshot.source });
   }
+}
+
+/**
+ * Runs `chronoql ARGS` from the sources as a separate process, as a user would in another
+ * terminal; `finished` resolves with its exit code (null when killed) and output.
+ */
+export function runChronoql(args: string[], env: Record<string, string>): { child: ChildProcess; finished: Promise<{ code: number | null; output: string }> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot(), 'src', 'cli.ts'), ...args], {
+    cwd: projectRoot(),
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, finished: new Promise((resolve) => child.on('exit', (code) => resolve({ code, output }))) };
 }
