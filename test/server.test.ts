@@ -83,7 +83,7 @@ describe('GraphQL server', () => {
     assert.match(deep.errors.map((e: any) => e.message).join(' '), /depth|cost/i);
     const aliases = await post(`{ ${Array.from({ length: 10_000 }, (_, i) => `s${i}: search(query: "x") { id }`).join(' ')} }`);
     assert.equal(aliases.data, undefined);
-    assert.ok(aliases.errors.length > 0);
+    assert.equal(aliases.errors[0].extensions.code, 'GRAPHQL_PARSE_FAILED', 'over 4,000 tokens: refused while parsing, as a 400');
     assert.equal(runtime.services.db.queryCount, before, 'no Cypher ran for refused queries');
     const huge = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ snapshots { id } }', variables: { pad: 'x'.repeat(2_000_000) } }) });
     assert.equal(huge.status, 413);
@@ -195,8 +195,18 @@ describe('GraphQL server', () => {
     assert.match(html, /<title>ChronoQL explorer<\/title>/);
     assert.doesNotMatch(html, /<script[^>]+src=["']https?:/, 'no script may load from the internet');
     assert.doesNotMatch(html, /<link[^>]+href=["']https?:/, 'no stylesheet may load from the internet');
+    const ready = await fetch(server.url.replace('/graphql', '/ready'));
+    assert.deepEqual([ready.status, await ready.json()], [200, { ready: true }]);
     await post('{ snapshots { id } }');
+    await post('{ search(query: "anything", mode: DENSE) { id } }');
     const metrics = await (await fetch(server.url.replace('/graphql', '/metrics'))).text();
-    assert.match(metrics, /chronoql_graphql_requests_total\{operation="query",outcome="ok"\} \d+/);
+    assert.match(metrics, /chronoql_graphql_requests_total\{operation="query",field="snapshots",outcome="ok"\} \d+/);
+    assert.match(metrics, /chronoql_graphql_request_duration_seconds_count\{operation="query",field="search"\} [1-9]/);
+    assert.match(metrics, /chronoql_native_call_duration_seconds_count\{call="search"\} [1-9]/);
+    assert.match(metrics, /chronoql_neo4j_round_trips_total [1-9]\d*/);
+    assert.match(metrics, /chronoql_ingest_articles\{state="total"\} 0/);
+    assert.match(metrics, /chronoql_subscriptions_active \d+/);
+    const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'trace-42' }, body: '{"query":"{ snapshots { id } }"}' });
+    assert.equal(response.headers.get('x-request-id'), 'trace-42');
   });
 });

@@ -74,6 +74,9 @@ export function snapshotIdFor(takenAt: Date): string {
  * interrupted ingest resumes where it stopped.
  */
 export class IngestService {
+  /** The ingest this process is running, if any, and how far it got (for /metrics). */
+  progress: { snapshotId: string; articlesDone: number; articlesTotal: number } | null = null;
+
   constructor(
     private readonly db: Database,
     private readonly onCommitted: () => void = () => {},
@@ -103,6 +106,7 @@ export class IngestService {
     try {
       return await this.ingestHoldingLease(articles, options, owner, () => lost);
     } finally {
+      this.progress = null;
       clearInterval(heartbeat);
       await leases.release('ingest', owner).catch(() => {}); // it runs out by itself
     }
@@ -134,6 +138,7 @@ export class IngestService {
       articleCount: articles.length,
     });
     const context = { id, takenAt: options.takenAt };
+    this.progress = { snapshotId: id, articlesDone: 0, articlesTotal: articles.length };
     // Every write transaction first renews the lease (and locks it): a process that lost it writes nothing.
     const holdLease = async (tx: CypherRunner): Promise<void> => {
       if (leaseLost() || !(await new LeaseRepository(tx).acquire('ingest', owner, LEASE_SECONDS))) throw new IngestLeaseLostError(id);
@@ -159,7 +164,8 @@ export class IngestService {
       report.articlesResumed += outcome.resumed;
       report.changeEvents += outcome.changeEvents;
       if (outcome.changeEvents > 0) this.onCommitted();
-      options.onProgress?.(Math.min(start + batchSize, articles.length), articles.length);
+      this.progress.articlesDone = Math.min(start + batchSize, articles.length);
+      options.onProgress?.(this.progress.articlesDone, articles.length);
     }
     if (complete) {
       const presentIds = articles.map((article) => article.id);

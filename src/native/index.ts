@@ -50,6 +50,21 @@ import type {
 export type * from './types.js';
 export { MAX_ID, MAX_K, OPEN_END, toDayNumber };
 
+/** Hears how long each asynchronous addon call took (for /metrics). */
+export type NativeCallObserver = (operation: string, seconds: number) => void;
+let callObserver: NativeCallObserver | undefined;
+
+export function observeNativeCalls(observer: NativeCallObserver | undefined): void {
+  callObserver = observer;
+}
+
+function timed<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  const observer = callObserver;
+  if (!observer) return call();
+  const started = performance.now();
+  return call().finally(() => observer(operation, (performance.now() - started) / 1000));
+}
+
 /** What the addon runs on and why. Loads the addon on first use. */
 export function backend(): BackendInfo {
   const { addon, path, build, device, cudaNotUsedBecause } = loadAddon();
@@ -198,7 +213,7 @@ export class VectorIndex {
       seen.add(ids[i]!);
     }
     const [idCopy, dataCopy, fromCopy, toCopy] = [ids.slice(), matrix.data.slice(), validFrom.slice(), validTo.slice()];
-    return this.order.write(() => handle.addBatch(idCopy, dataCopy, fromCopy, toCopy));
+    return timed('addBatch', () => this.order.write(() => handle.addBatch(idCopy, dataCopy, fromCopy, toCopy)));
   }
 
   /** Marks rows deleted; resolves to how many live rows were removed. */
@@ -230,8 +245,8 @@ export class VectorIndex {
     // Snapshot the (small) query batch: the call may wait behind an earlier
     // mutation, and the caller may reuse its buffer as soon as we return.
     const data = Float32Array.from(matrix.data);
-    return this.order.read(() =>
-      handle.search(data, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids).then(splitResults),
+    return timed('search', () =>
+      this.order.read(() => handle.search(data, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids).then(splitResults)),
     );
   }
 
@@ -253,10 +268,10 @@ export class VectorIndex {
     const exclude = toExcludeCsr(opts.exclude, a.rows);
     const firstData = Float32Array.from(a.data);
     const secondData = Float32Array.from(b.data);
-    return this.order.read(() =>
-      handle
-        .searchBlended(firstData, secondData, weights, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids)
-        .then(splitResults),
+    return timed('searchArr', () =>
+      this.order.read(() =>
+        handle.searchBlended(firstData, secondData, weights, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids).then(splitResults),
+      ),
     );
   }
 
@@ -319,7 +334,7 @@ export class Classifier {
    */
   scoreBatch(features: Float32Array | readonly (ArrayLike<number> | Readonly<Record<string, number>>)[]): Promise<Float32Array> {
     const matrix = toFeatureMatrix(features, this.model.features);
-    return this.handle.scoreBatch(Float32Array.from(matrix.data));
+    return timed('classify', () => this.handle.scoreBatch(Float32Array.from(matrix.data)));
   }
 
   /** Like scoreBatch, one `{ className: probability }` record per row. */

@@ -19,6 +19,7 @@ import { QUERY_LIMITS, RequestRateLimiter, queryArmor, validateWithLimits } from
 import { explorerPage } from './explorer.js';
 import type { Logger } from './logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
+import { observeNativeCalls } from '../native/index.js';
 import type { Runtime } from './runtime.js';
 
 export interface RunningServer {
@@ -60,7 +61,11 @@ function subscriptionCredential(connectionParams: Record<string, unknown> | unde
  */
 export async function startServer(runtime: Runtime, options: ServerOptions): Promise<RunningServer> {
   const schema = await chronoqlSchema();
-  const metrics = new Metrics(() => runtime.services.retrieval.status());
+  const metrics = new Metrics({
+    retrieval: () => runtime.services.retrieval.status(),
+    neo4jRoundTrips: () => runtime.services.db.queryCount,
+    ingest: () => runtime.services.ingest.progress,
+  });
   const authenticator = new Authenticator(runtime.services.db, options.access);
   const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute);
   const app = express();
@@ -87,7 +92,7 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
           principal = await authenticator.authenticate(subscriptionCredential(context.connectionParams, payload.extensions));
           if (!principal) throw unauthenticated('subscriptions need an API key or token (connection parameter Authorization: "Bearer …")');
           await rateLimiter.take(`${principal.via}:${principal.subject}`);
-          document = parse(payload.query);
+          document = parse(payload.query, { maxTokens: QUERY_LIMITS.maxTokens });
         } catch (error) {
           return [error as GraphQLError];
         }
@@ -124,6 +129,7 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
     formatError: errorFormatter(options.mode),
     introspection: options.mode !== 'production',
     validationRules,
+    parseOptions: { maxTokens: QUERY_LIMITS.maxTokens },
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
     includeStacktraceInErrorResponses: armor.includeStacktraceInErrorResponses,
     plugins: [
@@ -146,7 +152,19 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
       await runtime.services.db.verify();
       response.json({ status: problem ? 'degraded' : 'ok', neo4j: 'reachable', retrieval: { ...retrieval, problem } });
     } catch (error) {
-      response.status(503).json({ status: 'unavailable', neo4j: 'unreachable', error: (error as Error).message, retrieval: { ...retrieval, problem } });
+      const detail = options.mode === 'development' ? { error: (error as Error).message } : {};
+      response.status(503).json({ status: 'unavailable', neo4j: 'unreachable', ...detail, retrieval: { ...retrieval, problem } });
+    }
+  });
+  // Ready to take traffic: Neo4j answers and the server is not shutting down.
+  let draining = false;
+  app.get('/ready', async (_request, response) => {
+    if (draining) return void response.status(503).json({ ready: false, reason: 'shutting down' });
+    try {
+      await runtime.services.db.verify();
+      response.json({ ready: true });
+    } catch {
+      response.status(503).json({ ready: false, reason: 'Neo4j is unreachable' });
     }
   });
   app.get('/metrics', async (_request, response) => {
@@ -221,6 +239,8 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
     url,
     port,
     close: async () => {
+      draining = true;
+      observeNativeCalls(undefined);
       await apollo.stop();
     },
   };

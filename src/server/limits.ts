@@ -22,7 +22,9 @@ export function queryArmor(): ReturnType<ApolloArmor['protect']> {
   return new ApolloArmor({
     maxDepth: { n: QUERY_LIMITS.maxDepth },
     maxAliases: { n: QUERY_LIMITS.maxAliases },
-    maxTokens: { n: QUERY_LIMITS.maxTokens },
+    // graphql-js counts tokens while parsing (parseOptions.maxTokens): a refusal is then a 400
+    // parse error, where armor's own check surfaces as a 500.
+    maxTokens: { enabled: false },
     costLimit: { maxCost: QUERY_LIMITS.maxCost },
     maxDirectives: { n: QUERY_LIMITS.maxDirectives },
   }).protect();
