@@ -53,6 +53,7 @@ describe('Lucene and query length', () => {
   it('treats operators, quotes, colons and wildcards as words, and cuts queries to 64 terms', () => {
     assert.equal(luceneQuery('Who is NOT "the" PM: a* OR b?'), 'who is not \\"the\\" pm\\: a\\* or b\\?');
     assert.equal(queryTerms(Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ')).split(' ').length, 64);
+    assert.equal(queryTerms('x'.repeat(900_000)).length, 1_000, 'one endless word is cut too');
   });
 });
 

@@ -142,10 +142,15 @@ export interface RetrievalServiceOptions {
 const VALIDITY_MARGIN = 16;
 /** Only the first words of a query are searched: a megabyte of text must not reach Lucene or the encoder. */
 export const MAX_QUERY_TERMS = 64;
+/**
+ * Lucene refuses a query of more than 1,024 clauses, and its analyzer splits one long "word" at
+ * punctuation and every 255 characters: 1,000 characters make at most about 500 tokens.
+ */
+const MAX_QUERY_CHARS = 1_000;
 
-/** The first MAX_QUERY_TERMS whitespace-separated words of a query. */
+/** The first MAX_QUERY_TERMS whitespace-separated words of a query, at most MAX_QUERY_CHARS long. */
 export function queryTerms(query: string): string {
-  return query.split(/\s+/, MAX_QUERY_TERMS + 1).slice(0, MAX_QUERY_TERMS).join(' ');
+  return query.split(/\s+/, MAX_QUERY_TERMS + 1).slice(0, MAX_QUERY_TERMS).join(' ').slice(0, MAX_QUERY_CHARS);
 }
 
 /**
