@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 
-import { Classifier, Fusion, OPEN_END, VectorIndex, backend, toDayNumber } from '../src/native/index.js';
+import { Classifier, Fusion, MAX_ID, MAX_K, OPEN_END, VectorIndex, backend, toDayNumber } from '../src/native/index.js';
 import { loadAddon, packageRoot } from '../src/native/loader.js';
 import { ReferenceClassifier, ReferenceVectorIndex, referenceFusion, roundToHalf } from '../src/native/reference.js';
 import { compareExactly, compareWithReference, randomMatrix, scatteredId, seededRandom, syntheticRows, tiedRows } from '../src/native/testing.js';
@@ -423,6 +423,95 @@ describe('native addon (CPU)', () => {
       { weights: [[1, -1, 0.5, 0.2], [-0.3, 0.8, -0.6, 0.1], [0.4, 0.2, 0.9, -0.5]], bias: [0, 0.1, -0.1] },
     ],
   };
+
+  test('3,000 random calls with hostile shapes and values never crash, and the index stays equal to the reference', async (t) => {
+    const random = seededRandom(911);
+    const d = 8;
+    const pick = <T>(options: readonly T[]): T => options[Math.floor(random() * options.length)]!;
+    const numbers = (n: number): number[] => Array.from({ length: n }, () => pick([random(), -random(), NaN, Infinity, -Infinity, 0, 1e300, -1e-300]));
+    const junk = (): unknown =>
+      pick([
+        () => undefined,
+        () => null,
+        () => pick([NaN, Infinity, -Infinity, -1, 0, 2 ** 31, 2 ** 32, -(2 ** 31) - 1, 1e300, 0.5, MAX_ID + 1]),
+        () => 'not a number',
+        () => ({}),
+        () => [],
+        () => numbers(Math.floor(random() * 3 * d)),
+        () => new Float32Array(Math.floor(random() * 3 * d)).map(() => (random() - 0.5) * 10),
+        () => new Int32Array(Math.floor(random() * 5)).map(() => Math.floor((random() - 0.5) * 2 ** 32)),
+        () => new Uint32Array(Math.floor(random() * 5)).map(() => Math.floor(random() * 2 ** 32)),
+        () => [numbers(d), numbers(d + 1)],
+        () => Array.from({ length: Math.floor(random() * 4) }, () => numbers(d)),
+      ])();
+    const pair = await buildPair({ dimension: d }, [syntheticRows(random, 200, d)]);
+    const classifier = Classifier.fromJson({ type: 'linear', classes: ['no', 'yes'], features: ['a', 'b'], layers: [{ weights: [[1, 0], [0, 1]], bias: [0, 0] }] });
+    let nextId = 10_000;
+    const outcomes = { resolved: 0, rejected: 0 };
+    for (let call = 0; call < 3_000; call++) {
+      const valid = random() < 0.3;
+      const kind = pick(['add', 'search', 'searchArr', 'remove', 'invalidate', 'classify', 'rrf', 'arr'] as const);
+      let attempt: () => Promise<unknown>;
+      let mirror: (() => unknown) | undefined;
+      switch (kind) {
+        case 'add': {
+          const count = 1 + Math.floor(random() * 3);
+          const input = valid
+            ? { ids: Array.from({ length: count }, () => nextId++), vectors: randomMatrix(random, count, d), validFrom: Math.floor(random() * 50), validTo: pick([null, 60, 200]) }
+            : { ids: pick([junk(), [nextId++]]), vectors: junk(), validFrom: pick([junk(), 3]), validTo: junk() };
+          attempt = () => pair.index.addBatch(input as never);
+          mirror = () => pair.reference.addBatch(input as never);
+          break;
+        }
+        case 'search':
+          attempt = () => pair.index.search((valid ? randomMatrix(random, 2, d) : junk()) as never, (valid ? 5 : pick([junk(), MAX_K + 1, 0, -3])) as never, { asOf: (valid ? 30 : junk()) as never, exclude: (valid ? undefined : junk()) as never });
+          break;
+        case 'searchArr':
+          attempt = () => pair.index.searchArr(junk() as never, junk() as never, junk() as never, pick([5, junk()]) as never, { asOf: pick([30, junk()]) as never });
+          break;
+        case 'remove': {
+          const ids = valid ? [Math.floor(random() * 300)] : junk();
+          attempt = () => pair.index.remove(ids as never);
+          mirror = () => pair.reference.remove(ids as never);
+          break;
+        }
+        case 'invalidate': {
+          const ids = valid ? [scatteredId(Math.floor(random() * 200))] : junk();
+          const validTo = valid ? 100 + Math.floor(random() * 50) : junk();
+          attempt = () => pair.index.invalidate(ids as never, validTo as never);
+          mirror = () => pair.reference.invalidate(ids as never, validTo as never);
+          break;
+        }
+        case 'classify':
+          attempt = () => classifier.scoreBatch(junk() as never);
+          break;
+        case 'rrf':
+          attempt = () => Fusion.rrf(junk() as never, { k: junk() as never, weights: junk() as never });
+          break;
+        case 'arr':
+          attempt = () => Fusion.arr(junk() as never, junk() as never, junk() as never);
+          break;
+      }
+      // A synchronous throw and a rejection are both fine; what matters is that the process lives
+      // and that every change the addon accepted, the reference accepts too.
+      const accepted = await Promise.resolve()
+        .then(attempt)
+        .then(
+          () => true,
+          (error: unknown) => {
+            assert.ok(error instanceof Error, `${kind} threw a non-Error: ${String(error)}`);
+            return false;
+          },
+        );
+      outcomes[accepted ? 'resolved' : 'rejected'] += 1;
+      if (accepted && mirror) assert.doesNotThrow(mirror, `${kind}: the addon accepted what the reference refuses`);
+    }
+    assert.ok(outcomes.resolved > 300 && outcomes.rejected > 1_000, JSON.stringify(outcomes));
+    assert.ok(pair.index.size > 250, `valid adds went in (${pair.index.size} rows)`);
+    t.diagnostic(`${outcomes.resolved} calls resolved, ${outcomes.rejected} refused; ${pair.index.size} rows`);
+    const queries = randomMatrix(random, 6, d);
+    await expectSameAsReference(pair, queries, 20, { asOf: [0, 10, 30, 60, 120, 300] });
+  });
 
   test('classifier matches the reference (MLP and linear)', async () => {
     const random = seededRandom(18);
