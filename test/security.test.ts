@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createClient } from 'graphql-ws';
@@ -7,7 +8,7 @@ import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { ApiKeyRepository } from '../src/graph/apiKeyRepository.js';
 import { countNodes } from '../src/graph/maintenance.js';
-import { startServer, type RunningServer, type ServerOptions } from '../src/server/app.js';
+import { HTTP_LIMITS, startServer, type RunningServer, type ServerOptions } from '../src/server/app.js';
 import { createApiKey, Role } from '../src/server/auth.js';
 import { loadConfig } from '../src/server/config.js';
 import { createLogger } from '../src/server/logger.js';
@@ -190,6 +191,25 @@ describe('access control', () => {
     const page = await fetch(server.url, { headers: { accept: 'text/html' } });
     assert.doesNotMatch(await page.text(), /ChronoQL explorer/);
     assert.equal((await post(server, '{ snapshots { id } }')).status, 200);
+  });
+
+  it('cuts off a client that sends its headers too slowly', { timeout: 30_000 }, async () => {
+    const server = await serve();
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('POST /graphql HTTP/1.1\r\nHost: x\r\n');
+    const drip = setInterval(() => socket.write('X-Slow: 1\r\n'), 500);
+    const started = performance.now();
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => (text += String(chunk)));
+      socket.once('close', () => resolve(text));
+    });
+    clearInterval(drip);
+    const seconds = (performance.now() - started) / 1000;
+    assert.ok(seconds >= HTTP_LIMITS.headersMs / 1000 - 1 && seconds < HTTP_LIMITS.headersMs / 1000 + 3, `closed after ${seconds.toFixed(1)} s`);
+    assert.match(answer, /^HTTP\/1\.1 408/);
   });
 
   it('never writes a credential to the logs', async () => {

@@ -32,6 +32,9 @@ const GRAPHQL_PATH = '/graphql';
 
 export type ServerOptions = Pick<Config, 'port' | 'host' | 'mode' | 'access' | 'rateLimitPerMinute' | 'allowedOrigins'> & { log: Logger };
 
+/** How long a client may take to send its headers, and its whole request. */
+export const HTTP_LIMITS = { headersMs: 10_000, requestMs: 30_000 } as const;
+
 /** WebSocket close code (application range) for a subscriber cut off for reading too slowly. */
 export const SLOW_SUBSCRIBER_CLOSE_CODE = 4008;
 
@@ -70,7 +73,8 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
   const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute);
   const app = express();
   app.disable('x-powered-by');
-  const httpServer: Server = createServer(app);
+  // A client that sends its request slowly (or never finishes it) is cut off, so idle sockets cannot pile up.
+  const httpServer: Server = createServer({ requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.headersMs, connectionsCheckingInterval: 1_000 }, app);
 
   const armor = queryArmor();
   const validationRules = [...armor.validationRules, ...(options.mode === 'production' ? [NoSchemaIntrospectionCustomRule] : [])];
