@@ -312,6 +312,28 @@ bench
     printResult(result, options.json);
   });
 bench
+  .command('load')
+  .description('Mixed traffic (70% reads, 20% ask, 10% history) at the highest concurrency with p99 under 200 ms, a soak with the server\'s memory, and a burst of change events to many subscribers; the server runs as its own process.')
+  .option('--seconds <n>', 'length of the main run', '60')
+  .option('--soak-seconds <n>', 'length of the soak', '120')
+  .option('--connections <n>', 'skip the sweep and use this concurrency')
+  .option('--subscribers <n>', 'live subscribers during the burst', '100')
+  .option('--events <n>', 'change events in the burst', '10000')
+  .action(async (options: { seconds: string; soakSeconds: string; connections?: string; subscribers: string; events: string }) => {
+    const { runLoadBenchmark } = await import('../bench/load.js');
+    printResult(
+      await runLoadBenchmark({
+        seconds: Number(options.seconds),
+        soakSeconds: Number(options.soakSeconds),
+        connections: options.connections === undefined ? undefined : Number(options.connections),
+        subscribers: Number(options.subscribers),
+        events: Number(options.events),
+      }),
+      false,
+    );
+  });
+
+bench
   .command('ask')
   .description('`ask` p50/p99 per retrieval mode (single requests over HTTP) and `batchAsk` questions/s, with the time share per stage.')
   .addOption(new Option('--corpus <corpus>', 'the demo corpus, or the demo plus a synthetic corpus of recombined demo sentences').choices(['demo', 'synthetic']).default('demo'))
