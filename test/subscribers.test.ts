@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { SubscriberTooSlowError } from '../src/ingest/changeFeed.js';
 import type { ChangeEventRecord } from '../src/graph/model.js';
@@ -10,7 +11,7 @@ import { createLogger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { article, day, openTestRuntime, resetKnowledge } from './support.js';
 
-const BUFFER = 50;
+const BUFFER = 1_000;
 
 /** `count` articles, each `sentences` sentences long: one ARTICLE_ADDED event per article. */
 function articles(count: number, sentences = 1, filler = ''): ReturnType<typeof article>[] {
@@ -19,7 +20,7 @@ function articles(count: number, sentences = 1, filler = ''): ReturnType<typeof 
   );
 }
 
-describe('subscribers that stop reading', () => {
+describe('subscribers: slow readers and server restarts', () => {
   let runtime: Runtime;
   before(async () => {
     runtime = await openTestRuntime({ changeFeed: true, env: { CHRONOQL_SUBSCRIBER_BUFFER: String(BUFFER) } });
@@ -36,7 +37,7 @@ describe('subscribers that stop reading', () => {
     const stalled = feed.subscribe({ afterSeq: null });
     const first = stalled.next(); // starts the subscription; nothing is read after it
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await runtime.services.ingest.ingest(articles(3 * BUFFER), { takenAt: day('2024-01-01'), source: 'test', batchSize: 25 });
+    await runtime.services.ingest.ingest(articles(3 * BUFFER), { takenAt: day('2024-01-01'), source: 'test', batchSize: 250 });
     const seen: number[] = [(await first).value!.seq];
     let cutOff: SubscriberTooSlowError | undefined;
     try {
@@ -88,5 +89,39 @@ describe('subscribers that stop reading', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('resume across a server restart with afterSeq and receive every change exactly once', { timeout: 120_000 }, async () => {
+    const { token } = await createApiKey(runtime.services.db, 'restart subscriber', Role.READER);
+    const seen: number[] = [];
+    /** Subscribes after `afterSeq` until `until` changes have been seen in all, then disconnects. */
+    const follow = async (url: string, afterSeq: number, until: number, during?: () => Promise<unknown>): Promise<void> => {
+      const client = createClient({ url: url.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
+      await new Promise<void>((resolve, reject) => {
+        client.subscribe<{ changes: { seq: number } }>(
+          { query: 'subscription($after: Int) { changes(afterSeq: $after) { seq } }', variables: { after: afterSeq } },
+          { next: (message) => (seen.push(message.data!.changes.seq), seen.length >= until && resolve()), error: reject, complete: () => {} },
+        );
+        void during?.();
+      });
+      await client.dispose();
+    };
+    const ingest = (n: number, date: string) => runtime.services.ingest.ingest(articles(n).map((a) => ({ ...a, id: `${a.id}-${date}` })), { takenAt: day(date), source: 'test' });
+    const first = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('silent') });
+    await follow(first.url, 0, 100, () => ingest(100, '2024-01-01'));
+    await first.close();
+    await ingest(100, '2024-02-01'); // while no server runs
+    const restarted = await openTestRuntime({ changeFeed: true });
+    const second = await startServer(restarted, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('silent') });
+    try {
+      await follow(second.url, seen.at(-1)!, 300, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await ingest(100, '2024-03-01');
+      });
+    } finally {
+      await second.close();
+      await restarted.close();
+    }
+    assert.deepEqual(seen, Array.from({ length: 300 }, (_, i) => i + 1));
   });
 });

@@ -62,7 +62,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((origin) => origin.trim())
       .filter(Boolean),
     queryTimeoutMs: integer(env, 'CHRONOQL_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000)!,
-    subscriberBuffer: integer(env, 'CHRONOQL_SUBSCRIBER_BUFFER', DEFAULT_SUBSCRIBER_BUFFER, 1, 10_000_000)!,
+    // At least two of the change feed's pages (500 events arrive at once), so a subscriber that keeps up is never cut off.
+    subscriberBuffer: integer(env, 'CHRONOQL_SUBSCRIBER_BUFFER', DEFAULT_SUBSCRIBER_BUFFER, 1_000, 10_000_000)!,
     neo4jStartWaitMs: integer(env, 'CHRONOQL_NEO4J_WAIT_MS', 60_000, 0, 3_600_000)!,
   };
 }
