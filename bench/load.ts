@@ -202,9 +202,12 @@ export async function runLoadBenchmark(options: { seconds: number; soakSeconds: 
     }, 5_000);
     const soak = await runTraffic(url, chosen, options.soakSeconds);
     clearInterval(sampler);
-    const at = (seconds: number) => rss.reduce((best, sample) => (Math.abs(sample.atSeconds - seconds) < Math.abs(best.atSeconds - seconds) ? sample : best));
+    // RSS saws up and down with garbage collection: compare the median of each half, not two single samples.
     const half = options.soakSeconds / 2;
-    const growth = (at(options.soakSeconds).megabytes - at(half).megabytes) / at(half).megabytes;
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const firstHalf = median(rss.filter((sample) => sample.atSeconds <= half).map((sample) => sample.megabytes));
+    const secondHalf = median(rss.filter((sample) => sample.atSeconds > half).map((sample) => sample.megabytes));
+    const growth = (secondHalf - firstHalf) / firstHalf;
 
     const afterSeq = (await runtime.services.reads.latestChangeSeq()) + 1;
     // The first replayed event (afterSeq itself) is written first, so subscribers can prove they are live.
@@ -225,7 +228,7 @@ export async function runLoadBenchmark(options: { seconds: number; soakSeconds: 
       sweep,
       chosenConnections: chosen,
       main,
-      soak: { ...soak, rss, rssGrowthSecondHalf: Number(growth.toFixed(3)) },
+      soak: { ...soak, rss, rssMedianFirstHalfMB: firstHalf, rssMedianSecondHalfMB: secondHalf, rssGrowthSecondHalf: Number(growth.toFixed(3)) },
       burst,
     };
     await writeResult('load', result);

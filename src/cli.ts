@@ -16,7 +16,7 @@ import { EmbedderConfigError } from './retrieval/embedders/index.js';
 import { EmbedderMismatchError } from './retrieval/embeddingJob.js';
 import { MavenError } from './tools/maven.js';
 import { printChronoqlSchema } from './schema/index.js';
-import { startServer } from './server/app.js';
+import { startBootServer, startServer } from './server/app.js';
 import { createApiKey, hashApiKey, parseRole, Role } from './server/auth.js';
 import { ApiKeyRepository } from './graph/apiKeyRepository.js';
 import { loadConfig } from './server/config.js';
@@ -144,8 +144,17 @@ program
   .command('serve')
   .description('Start Neo4j if needed, migrate, and serve GraphQL (HTTP + subscriptions) with the explorer.')
   .action(async () => {
-    const log = createLogger(loadConfig().logLevel);
-    await serveUntilStopped(await openRuntime(loadConfig(), log, { changeFeed: true }), log);
+    const config = loadConfig();
+    const log = createLogger(config.logLevel);
+    // The port answers (503, "starting") while Neo4j is retried, then the real server takes it.
+    const boot = await startBootServer(config);
+    let runtime: Runtime;
+    try {
+      runtime = await openRuntime(config, log, { changeFeed: true, onNeo4jWait: (error) => boot.setProblem(error.message) });
+    } finally {
+      await boot.close();
+    }
+    await serveUntilStopped(runtime, log);
   });
 
 program

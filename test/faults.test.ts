@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,7 +9,7 @@ import { startServer, type RunningServer } from '../src/server/app.js';
 import { loadConfig } from '../src/server/config.js';
 import { createLogger } from '../src/server/logger.js';
 import { openRuntime, type Runtime } from '../src/server/runtime.js';
-import { article, day, testDataDir } from './support.js';
+import { article, day, runChronoql, testDataDir } from './support.js';
 
 function capture(): { log: ReturnType<typeof createLogger>; lines: string[] } {
   const lines: string[] = [];
@@ -26,6 +27,33 @@ describe('Neo4j faults', () => {
     assert.ok(performance.now() - started >= 2_500);
     const retries = lines.filter((line) => line.includes('Neo4j is not reachable yet'));
     assert.ok(retries.length >= 2, `${retries.length} retries logged`);
+  });
+
+  it('answers /health with "starting" while `chronoql serve` waits for Neo4j', { timeout: 60_000 }, async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const serve = runChronoql(['serve'], { NEO4J_URI: 'bolt://127.0.0.1:9', PORT: String(port), CHRONOQL_NEO4J_WAIT_MS: '30000', CHRONOQL_DATA_DIR: testDataDir });
+    try {
+      let health: { status: number; body: Record<string, unknown> } | undefined;
+      for (let attempt = 0; attempt < 100 && health?.body.neo4j !== 'unreachable'; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const response = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+        if (response) health = { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      }
+      assert.equal(health?.status, 503);
+      assert.equal(health?.body.status, 'starting');
+      assert.equal(health?.body.neo4j, 'unreachable');
+      const query = await fetch(`http://127.0.0.1:${port}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ snapshots { id } }"}' });
+      assert.equal(query.status, 503);
+      assert.equal(((await query.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code, 'SERVICE_UNAVAILABLE');
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.finished;
+    }
   });
 
   describe('the managed Neo4j killed while serving and ingesting', () => {

@@ -249,3 +249,29 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
     },
   };
 }
+
+/**
+ * Answers on the port while ChronoQL waits for Neo4j at start, so probes see why it is not up:
+ * /health and /ready say "starting" (503) with the last connection problem, and every other
+ * request gets SERVICE_UNAVAILABLE. Closed once the real server can take the port.
+ */
+export async function startBootServer(options: Pick<ServerOptions, 'port' | 'host' | 'mode'>): Promise<{ setProblem(problem: string): void; close(): Promise<void> }> {
+  let problem: string | null = null;
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const body =
+      path === '/health' || path === '/ready'
+        ? { status: 'starting', neo4j: problem ? 'unreachable' : 'connecting', ...(problem && options.mode === 'development' ? { error: problem } : {}) }
+        : { errors: [{ message: 'ChronoQL is starting: waiting for Neo4j', extensions: { code: 'SERVICE_UNAVAILABLE' } }] };
+    response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' });
+    response.end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    setProblem: (text) => (problem = text),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -36,6 +36,8 @@ export interface RuntimeOptions {
   changeFeed?: boolean;
   /** Switch the store to the configured embedder (`chronoql reembed`) instead of refusing a different one. */
   replaceStoreEmbedder?: boolean;
+  /** Hears each failed attempt to reach Neo4j while it is retried at start. */
+  onNeo4jWait?: (error: Error) => void;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const db = Database.connect(settings.uri, settings.user, settings.password, settings.database, { readTimeoutMs: config.queryTimeoutMs });
   let retrieval: RetrievalService;
   try {
-    await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log);
+    await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log, options.onNeo4jWait);
     const outcome = await migrate(db);
     if (outcome.applied.length > 0) log.info({ migrations: outcome.applied }, 'applied migrations');
     retrieval = await RetrievalService.open({
@@ -117,7 +119,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
 }
 
 /** Retries a Neo4j that does not answer yet (a database container still starting) with backoff, up to `waitMs`. */
-async function waitForNeo4j(db: Database, uri: string, waitMs: number, log: Logger): Promise<void> {
+async function waitForNeo4j(db: Database, uri: string, waitMs: number, log: Logger, onWait?: (error: Error) => void): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 8_000)) {
     try {
@@ -127,6 +129,7 @@ async function waitForNeo4j(db: Database, uri: string, waitMs: number, log: Logg
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`Neo4j at ${uri} did not answer within ${waitMs} ms: ${(error as Error).message}`);
       const wait = Math.min(delayMs, left);
+      onWait?.(error as Error);
       log.warn({ uri, retryInMs: wait }, `Neo4j is not reachable yet (${(error as Error).message}); retrying`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
