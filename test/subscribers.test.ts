@@ -65,8 +65,6 @@ describe('subscribers: slow readers and server restarts', () => {
     const server: RunningServer = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('silent') });
     try {
       const { token } = await createApiKey(runtime.services.db, 'slow subscriber', Role.READER);
-      const filler = 'x'.repeat(2000);
-      await runtime.services.ingest.ingest(articles(400, 8, filler), { takenAt: day('2024-01-01'), source: 'test', batchSize: 50 });
       const socket = new WebSocket(server.url.replace('http', 'ws'), 'graphql-transport-ws');
       const closed = new Promise<{ code: number; reason: string }>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('the slow subscriber was never cut off')), 60_000);
@@ -75,11 +73,11 @@ describe('subscribers: slow readers and server restarts', () => {
       await new Promise((resolve) => socket.once('open', resolve));
       socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${token}` } }));
       await new Promise((resolve) => socket.once('message', resolve));
-      socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { changes { seq articleId sentence { text } } }' } }));
+      socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { changes { seq articleId article { text } } }' } }));
       await new Promise((resolve) => setTimeout(resolve, 200));
-      // Stop reading: the kernel buffers fill with ~6 MB of changed sentences, sends stall and changes pile up in the server.
+      // Stop reading: the kernel buffers fill with ~6 MB of article texts, sends stall and changes pile up in the server.
       (socket as unknown as { _socket: { pause(): void } })._socket.pause();
-      await runtime.services.ingest.ingest(articles(400, 8, `${filler}y`), { takenAt: day('2024-02-01'), source: 'test', batchSize: 50 });
+      await runtime.services.ingest.ingest(articles(2 * BUFFER, 2, 'x'.repeat(2000)), { takenAt: day('2024-02-01'), source: 'test', batchSize: 250 });
       (socket as unknown as { _socket: { resume(): void } })._socket.resume();
       const { code, reason } = await closed;
       assert.equal(code, SLOW_SUBSCRIBER_CLOSE_CODE);
