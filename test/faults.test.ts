@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { Database } from '../src/graph/database.js';
+import { startManagedNeo4j } from '../src/graph/managedNeo4j.js';
 import { startServer, type RunningServer } from '../src/server/app.js';
+import { neo4jProblem } from '../src/server/errors.js';
 import { loadConfig } from '../src/server/config.js';
 import { createLogger } from '../src/server/logger.js';
 import { openRuntime, type Runtime } from '../src/server/runtime.js';
@@ -27,6 +30,20 @@ describe('Neo4j faults', () => {
     assert.ok(performance.now() - started >= 2_500);
     const retries = lines.filter((line) => line.includes('Neo4j is not reachable yet'));
     assert.ok(retries.length >= 2, `${retries.length} retries logged`);
+  });
+
+  it('aborts a read that runs past the query timeout, as QUERY_TIMEOUT', async () => {
+    const { uri, user, password } = loadConfig(process.env).neo4j ?? { uri: '', user: '', password: '' };
+    assert.ok(uri, 'the test Neo4j (NEO4J_URI)');
+    const db = Database.connect(uri, user, password, undefined, { readTimeoutMs: 300 });
+    try {
+      const started = performance.now();
+      const error = await db.run('UNWIND range(1, 2000000000) AS x RETURN count(x) AS n').then(() => null, (caught: unknown) => caught);
+      assert.ok(performance.now() - started < 10_000);
+      assert.deepEqual(neo4jProblem(error)?.code, 'QUERY_TIMEOUT', String(error));
+    } finally {
+      await db.close();
+    }
   });
 
   it('answers /health with "starting" while `chronoql serve` waits for Neo4j', { timeout: 60_000 }, async () => {
@@ -53,6 +70,29 @@ describe('Neo4j faults', () => {
     } finally {
       serve.child.kill('SIGTERM');
       await serve.finished;
+    }
+  });
+
+  it('runs the managed Neo4j with auth when a password is set, on loopback only', { timeout: 180_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'chronoql-auth-'));
+    const password = 'a long test password';
+    const neo4jServer = await startManagedNeo4j({ dataDir, password, heapMb: 512 });
+    try {
+      assert.match(neo4jServer.uri, /^bolt:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(neo4jServer.password, password);
+      // Two wrong tries only: a third locks the user out for 5 s (Neo4j's auth_max_failed_attempts).
+      for (const wrong of ['', 'not the password']) {
+        const db = Database.connect(neo4jServer.uri, 'neo4j', wrong);
+        await assert.rejects(db.verify(), /unauthorized|authentication/i, `password "${wrong}"`);
+        await db.close();
+      }
+      const db = Database.connect(neo4jServer.uri, 'neo4j', password);
+      await db.verify();
+      assert.deepEqual(await db.run('RETURN 1 AS one'), [{ one: 1 }]);
+      await db.close();
+    } finally {
+      await neo4jServer.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

@@ -34,6 +34,8 @@ export interface ManagedNeo4jOptions {
   heapMb?: number;
   /** Neo4j page cache in MiB (default 512). */
   pageCacheMb?: number;
+  /** The neo4j user's password; when set, Neo4j requires it (auth on), else auth is off. */
+  password?: string;
   /** How long to wait for a cold JVM to accept Bolt connections (default 120 s). */
   startTimeoutMs?: number;
   log?: (msg: string) => void;
@@ -44,9 +46,8 @@ export class ManagedNeo4jError extends Error {
   override readonly name = 'ManagedNeo4jError';
 }
 
-/** Auth is disabled in the launcher (it only listens on loopback); these are accepted as-is. */
+/** Without a password, auth is off in the launcher (it only listens on loopback) and any credentials pass. */
 const LOCAL_USER = 'neo4j';
-const LOCAL_PASSWORD = '';
 
 const DEFAULT_HEAP_MB = 2048;
 const DEFAULT_PAGE_CACHE_MB = 512;
@@ -74,10 +75,11 @@ export async function startManagedNeo4j(options: ManagedNeo4jOptions): Promise<N
   const neo4jDir = path.join(path.resolve(options.dataDir), 'neo4j');
   await fs.mkdir(path.join(neo4jDir, 'logs'), { recursive: true });
 
-  const running = await findRunningLauncher(neo4jDir);
+  const password = options.password ?? '';
+  const running = await findRunningLauncher(neo4jDir, password);
   if (running) {
     log(`Reusing the managed Neo4j (pid ${running.pid}) at ${running.uri}`);
-    return reusedConnection(running.uri);
+    return reusedConnection(running.uri, password);
   }
 
   // Two processes starting on the same dataDir must not both launch: the loser would fail on
@@ -85,10 +87,10 @@ export async function startManagedNeo4j(options: ManagedNeo4jOptions): Promise<N
   // then finds the launcher.json the winner left and reuses it.
   const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   return withLockFile(path.join(neo4jDir, 'start.lock'), timeoutMs + 60_000, log, async () => {
-    const runningNow = await findRunningLauncher(neo4jDir);
+    const runningNow = await findRunningLauncher(neo4jDir, password);
     if (runningNow) {
       log(`Reusing the managed Neo4j (pid ${runningNow.pid}) at ${runningNow.uri}`);
-      return reusedConnection(runningNow.uri);
+      return reusedConnection(runningNow.uri, password);
     }
     const java = await findJava();
     const classpath = await ensureLauncherBuilt(log);
@@ -138,7 +140,7 @@ async function readLauncherState(neo4jDir: string): Promise<LauncherState | unde
   return undefined;
 }
 
-async function findRunningLauncher(neo4jDir: string): Promise<{ pid: number; uri: string } | undefined> {
+async function findRunningLauncher(neo4jDir: string, password: string): Promise<{ pid: number; uri: string } | undefined> {
   const state = await readLauncherState(neo4jDir);
   if (!state) return undefined;
   if (!isProcessAlive(state.pid)) {
@@ -148,19 +150,19 @@ async function findRunningLauncher(neo4jDir: string): Promise<{ pid: number; uri
   }
   const uri = boltUri(state.boltPort);
   // A live pid alone is not proof: pids are recycled, and a hung JVM is no use either.
-  return (await boltAnswers(uri, 3_000)) ? { pid: state.pid, uri } : undefined;
+  return (await boltAnswers(uri, 3_000, password)) ? { pid: state.pid, uri } : undefined;
 }
 
-function reusedConnection(uri: string): Neo4jConnection {
-  return { uri, user: LOCAL_USER, password: LOCAL_PASSWORD, startedHere: false, stop: async () => {} };
+function reusedConnection(uri: string, password: string): Neo4jConnection {
+  return { uri, user: LOCAL_USER, password, startedHere: false, stop: async () => {} };
 }
 
 function boltUri(port: number): string {
   return `bolt://127.0.0.1:${port}`;
 }
 
-async function boltAnswers(uri: string, timeoutMs: number): Promise<boolean> {
-  const driver = neo4j.driver(uri, neo4j.auth.basic(LOCAL_USER, LOCAL_PASSWORD), {
+async function boltAnswers(uri: string, timeoutMs: number, password: string): Promise<boolean> {
+  const driver = neo4j.driver(uri, neo4j.auth.basic(LOCAL_USER, password), {
     connectionTimeout: timeoutMs,
     connectionAcquisitionTimeout: timeoutMs,
     maxConnectionPoolSize: 1,
@@ -359,10 +361,10 @@ async function launch(plan: LaunchPlan): Promise<Neo4jConnection> {
       plan.log('The Neo4j store is still locked (a previous instance shutting down?); retrying...');
     }
     await sleep(1_000);
-    const running = await findRunningLauncher(plan.neo4jDir);
+    const running = await findRunningLauncher(plan.neo4jDir, plan.password ?? '');
     if (running) {
       plan.log(`Reusing the managed Neo4j (pid ${running.pid}) at ${running.uri}`);
-      return reusedConnection(running.uri);
+      return reusedConnection(running.uri, plan.password ?? '');
     }
   }
 }
@@ -483,6 +485,7 @@ async function startInstance(plan: LaunchPlan, port: number): Promise<Instance> 
   const started = Date.now();
   const child = spawn(plan.java, jvmArguments(plan, port), {
     cwd: plan.neo4jDir,
+    env: { ...process.env, CHRONOQL_NEO4J_PASSWORD: plan.password ?? '' },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group keeps a terminal Ctrl-C away from the JVM, so the owning
     // process decides the shutdown order (drain requests first, then stop the store).
@@ -495,7 +498,7 @@ async function startInstance(plan: LaunchPlan, port: number): Promise<Instance> 
   try {
     await waitForReady(child, exited, logStream, stderrTail, plan.timeoutMs);
     const remainingMs = Math.max(5_000, plan.timeoutMs - (Date.now() - started));
-    if (!(await waitForBolt(uri, remainingMs, exited))) {
+    if (!(await waitForBolt(uri, remainingMs, exited, plan.password ?? ''))) {
       throw new ManagedNeo4jError(`The managed Neo4j printed READY but ${uri} does not answer Bolt. See ${logFile}.`);
     }
   } catch (error) {
@@ -536,7 +539,7 @@ async function startInstance(plan: LaunchPlan, port: number): Promise<Instance> 
   return {
     uri,
     user: LOCAL_USER,
-    password: LOCAL_PASSWORD,
+    password: plan.password ?? '',
     startedHere: true,
     pid: child.pid,
     exited,
@@ -632,14 +635,14 @@ function launchExitError(code: number | null, signal: NodeJS.Signals | null, std
   );
 }
 
-async function waitForBolt(uri: string, timeoutMs: number, exited: Promise<ExitInfo>): Promise<boolean> {
+async function waitForBolt(uri: string, timeoutMs: number, exited: Promise<ExitInfo>, password: string): Promise<boolean> {
   let gone = false;
   void exited.then(() => {
     gone = true;
   });
   const deadline = Date.now() + timeoutMs;
   while (!gone && Date.now() < deadline) {
-    if (await boltAnswers(uri, 5_000)) return true;
+    if (await boltAnswers(uri, 5_000, password)) return true;
     await sleep(250);
   }
   return false;

@@ -10,6 +10,8 @@ export interface Config {
   neo4j: { uri: string; user: string; password: string; database?: string } | null;
   managedBoltPort: number | undefined;
   managedHeapMb: number;
+  /** The managed Neo4j's password (auth on when set). */
+  managedPassword: string | undefined;
   logLevel: string;
   /** `production` turns off introspection and the explorer. */
   mode: 'development' | 'production';
@@ -53,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : null,
     managedBoltPort: integer(env, 'CHRONOQL_NEO4J_BOLT_PORT', undefined, 1, 65535),
     managedHeapMb: integer(env, 'CHRONOQL_NEO4J_HEAP_MB', 2048, 256, 16384)!,
+    managedPassword: managedPassword(env),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
     mode: oneOf(env, 'CHRONOQL_ENV', ['development', 'production'] as const, 'development'),
     access: { readAccess: oneOf(env, 'CHRONOQL_READ_ACCESS', ['public', 'key'] as const, 'public'), jwt: jwtSettings(env) },
@@ -66,6 +69,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     subscriberBuffer: integer(env, 'CHRONOQL_SUBSCRIBER_BUFFER', DEFAULT_SUBSCRIBER_BUFFER, 1_000, 10_000_000)!,
     neo4jStartWaitMs: integer(env, 'CHRONOQL_NEO4J_WAIT_MS', 60_000, 0, 3_600_000)!,
   };
+}
+
+function managedPassword(env: NodeJS.ProcessEnv): string | undefined {
+  const password = env.CHRONOQL_NEO4J_PASSWORD;
+  if (!password) return undefined;
+  if (password.length < 8) throw new RangeError('CHRONOQL_NEO4J_PASSWORD must be at least 8 characters (Neo4j refuses shorter ones)');
+  return password;
 }
 
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {

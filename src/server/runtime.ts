@@ -51,6 +51,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
         dataDir: config.dataDir,
         boltPort: config.managedBoltPort,
         heapMb: config.managedHeapMb,
+        password: config.managedPassword,
         log: (message) => log.info(message),
       });
   const settings: Neo4jConnectionSettings = { uri: connection.uri, user: connection.user, password: connection.password, database: config.neo4j?.database };

@@ -70,7 +70,8 @@ public final class Launcher {
         }
     }
 
-    record Options(Path dataDir, int boltPort, Long parentPid, long pageCacheMb) {}
+    /** The password comes from the environment (CHRONOQL_NEO4J_PASSWORD), never the command line, which others can read. */
+    record Options(Path dataDir, int boltPort, Long parentPid, long pageCacheMb, Optional<String> password) {}
 
     public static void main(String[] args) {
         // Neo4j and its libraries occasionally print to stdout; the Node side reads stdout only
@@ -115,7 +116,8 @@ public final class Launcher {
         if (dataDir == null || boltPort == null) {
             throw new LaunchException(EXIT_USAGE, "--data-dir and --bolt-port are required\n" + usage());
         }
-        return new Options(dataDir, boltPort, parentPid, pageCacheMb);
+        return new Options(dataDir, boltPort, parentPid, pageCacheMb,
+                Optional.ofNullable(System.getenv("CHRONOQL_NEO4J_PASSWORD")).filter(password -> !password.isEmpty()));
     }
 
     private static Long parseNumber(String flag, String value, long min, long max) throws LaunchException {
@@ -173,6 +175,9 @@ public final class Launcher {
             throw new LaunchException(EXIT_START_FAILED, "database '" + db.databaseName() + "' did not become available within "
                     + DATABASE_AVAILABLE_TIMEOUT.toSeconds() + " s; see " + options.dataDir().resolve("logs/debug.log"));
         }
+        if (options.password().isPresent()) {
+            setPassword(dbms, options.password().get());
+        }
         String version = Version.getNeo4jVersion();
         if (!boltAnswers(options.boltPort())) {
             throw new LaunchException(EXIT_START_FAILED, "Neo4j started but nothing listens on 127.0.0.1:" + options.boltPort()
@@ -193,6 +198,18 @@ public final class Launcher {
         stoppedLatch.await();
     }
 
+    /** Sets the neo4j user's password on every start, so changing the setting takes effect at the next one. */
+    private static void setPassword(DatabaseManagementService dbms, String password) throws LaunchException {
+        GraphDatabaseService system = dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME);
+        try {
+            system.executeTransactionally("ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED", java.util.Map.of("password", password));
+        } catch (RuntimeException e) {
+            if (!String.valueOf(describe(e)).contains("cannot be the same")) {
+                throw new LaunchException(EXIT_START_FAILED, "cannot set the password of the neo4j user: " + describe(e));
+            }
+        }
+    }
+
     private static DatabaseManagementService startDbms(Options options) throws LaunchException {
         try {
             return new DatabaseManagementServiceBuilder(options.dataDir())
@@ -202,8 +219,9 @@ public final class Launcher {
                     .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
                     .setConfig(HttpConnector.enabled, false)
                     .setConfig(HttpsConnector.enabled, false)
-                    // Reachable from this machine only, so the password would protect nothing.
-                    .setConfig(GraphDatabaseSettings.auth_enabled, false)
+                    // Reachable from this machine only; a password (CHRONOQL_NEO4J_PASSWORD) also keeps
+                    // out other local users.
+                    .setConfig(GraphDatabaseSettings.auth_enabled, options.password().isPresent())
                     .setConfig(GraphDatabaseSettings.default_listen_address, new SocketAddress("127.0.0.1"))
                     // Sized for a laptop or a 2-core CI box rather than a dedicated server.
                     .setConfig(GraphDatabaseSettings.pagecache_memory, options.pageCacheMb() * 1024L * 1024L)
