@@ -181,6 +181,11 @@ describe('access control', () => {
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
     // A key has its own budget.
     assert.equal((await post(server, '{ snapshots { id } }', { token: reader })).status, 200);
+    // Wrong keys spend the address's budget: guessing is limited too.
+    const guessing = await serve({ rateLimitPerMinute: 3 });
+    const guesses: number[] = [];
+    for (let i = 0; i < 5; i++) guesses.push((await post(guessing, '{ snapshots { id } }', { token: `cq_${'a'.repeat(10)}_${'b'.repeat(42)}${i}` })).status);
+    assert.deepEqual(guesses, [401, 401, 401, 429, 429]);
   });
 
   it('turns off introspection and the explorer in production mode', async () => {

@@ -196,10 +196,15 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
   // Who is calling, and whether they may call again this minute, before the body is even read.
   const principals = new WeakMap<IncomingMessage, Principal | null>();
   app.use(GRAPHQL_PATH, async (request, response, next) => {
+    const address = `address:${request.socket.remoteAddress}`;
     try {
-      const principal = await authenticator.authenticate(request.headers.authorization);
+      // A refused credential spends the address's budget, so guessing keys is rate limited too.
+      const principal = await authenticator.authenticate(request.headers.authorization).catch(async (refusal: unknown) => {
+        await rateLimiter.take(address);
+        throw refusal;
+      });
       if (!principal && options.access.readAccess === 'key') throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
-      await rateLimiter.take(principal ? `${principal.via}:${principal.subject}` : `address:${request.socket.remoteAddress}`);
+      await rateLimiter.take(principal ? `${principal.via}:${principal.subject}` : address);
       principals.set(request, principal);
       next();
     } catch (error) {
