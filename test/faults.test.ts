@@ -14,6 +14,15 @@ import { createLogger } from '../src/server/logger.js';
 import { openRuntime, type Runtime } from '../src/server/runtime.js';
 import { article, day, runChronoql, testDataDir } from './support.js';
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function capture(): { log: ReturnType<typeof createLogger>; lines: string[] } {
   const lines: string[] = [];
   return { log: createLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) })), lines };
@@ -139,6 +148,7 @@ describe('Neo4j faults', () => {
       // Killed while serving: requests fail within seconds with a code a client can act on.
       const idlePid = neo4jPid();
       process.kill(idlePid, 'SIGKILL');
+      while (isAlive(idlePid)) await new Promise((resolve) => setTimeout(resolve, 10));
       const started = performance.now();
       const during = await query('{ snapshots { id } }');
       const failedAfterMs = performance.now() - started;
