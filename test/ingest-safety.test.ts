@@ -112,6 +112,18 @@ describe('ingest safety', () => {
     assert.equal(data.fact.value, 'Beta 7');
   });
 
+  it('gives a free lease to exactly one of many processes asking at once', async () => {
+    // The node exists and is free (released), the case where reading before locking let several win.
+    await new LeaseRepository(runtime.services.db).acquire('ingest', 'setup', 1);
+    for (let round = 0; round < 10; round++) {
+      await runtime.services.db.run(`MATCH (l:Lease {name: 'ingest'}) REMOVE l.owner, l.until`);
+      const [a, b] = [new LeaseRepository(runtime.services.db), new LeaseRepository(other.services.db)];
+      const held = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).acquire('ingest', `owner-${round}-${i}`, 30)));
+      assert.equal(held.filter(Boolean).length, 1, `round ${round}: ${held}`);
+    }
+    await runtime.services.db.run(`MATCH (l:Lease {name: 'ingest'}) DETACH DELETE l`);
+  });
+
   it('refuses at once while another ingest holds the lease, and takes over a lease its dead holder left', async () => {
     const leases = new LeaseRepository(runtime.services.db);
     assert.equal(await leases.acquire('ingest', 'killed-process', 2), true);

@@ -24,7 +24,10 @@ export class LeaseRepository {
    */
   async acquire(name: LeaseName, owner: string, seconds: number): Promise<boolean> {
     const rows = await this.db.run<{ held: boolean }>(
+      // SET first: it takes the node's write lock, so the owner read next cannot change under us
+      // (MERGE on an existing node locks nothing, and two callers would both see it free).
       `MERGE (l:Lease {name: $name})
+       SET l.lockedAt = datetime()
        WITH l, l.owner IS NULL OR l.owner = $owner OR l.until < datetime() AS free
        SET l.owner = CASE WHEN free THEN $owner ELSE l.owner END,
            l.until = CASE WHEN free THEN datetime() + duration({seconds: $seconds}) ELSE l.until END
