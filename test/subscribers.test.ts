@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { EventEmitter } from 'node:events';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -59,6 +60,21 @@ describe('subscribers: slow readers and server restarts', () => {
       if (event.seq === 3 * BUFFER) break;
     }
     assert.deepEqual([...seen, ...rest], Array.from({ length: 3 * BUFFER }, (_, i) => i + 1));
+  });
+
+  it('end at once when closed while waiting for a change that passes their filter, releasing their listener', async () => {
+    const feed = runtime.services.changeFeed;
+    const listeners = () => (feed as unknown as { emitter: EventEmitter }).emitter.listenerCount('change');
+    const before = listeners();
+    const waiting = feed.subscribe({ afterSeq: null, articleIds: ['nobody'] });
+    const pending = waiting.next();
+    await runtime.services.ingest.ingest(articles(3), { takenAt: day('2024-01-01'), source: 'test' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(listeners(), before + 1);
+    const closed = await Promise.race([waiting.return(undefined).then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_000))]);
+    assert.equal(closed, 'closed');
+    assert.deepEqual(await pending, { value: undefined, done: true });
+    assert.equal(listeners(), before);
   });
 
   it('lose their WebSocket with a close reason saying where to resume, and the server keeps serving', async () => {

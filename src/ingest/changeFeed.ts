@@ -76,8 +76,22 @@ export class ChangeFeed {
    * buffered from the start, before the replay is read, so none fall between the two; a
    * hole in the live stream is filled from the database. A subscriber that lets more than
    * `subscriberBuffer` live events wait is ended with SubscriberTooSlowError, so memory stays bounded.
+   * Ending it (`return()`) takes effect at once, also while it waits for a change.
    */
-  async *subscribe(subscription: ChangeSubscription, signal?: AbortSignal): AsyncGenerator<ChangeEventRecord> {
+  subscribe(subscription: ChangeSubscription, signal?: AbortSignal): AsyncGenerator<ChangeEventRecord> {
+    // A generator waiting on its wake-up promise would queue return() until the next change that
+    // passes the filter (possibly never), keeping its listener and its request alive: the abort ends the wait.
+    const ended = new AbortController();
+    const stream = this.stream(subscription, signal ? AbortSignal.any([signal, ended.signal]) : ended.signal);
+    const end = stream.return.bind(stream);
+    stream.return = (value) => {
+      ended.abort();
+      return end(value);
+    };
+    return stream;
+  }
+
+  private async *stream(subscription: ChangeSubscription, signal: AbortSignal): AsyncGenerator<ChangeEventRecord> {
     const waiting: ChangeEventRecord[] = [];
     let overflowed = false;
     let wake: (() => void) | undefined;
@@ -88,7 +102,7 @@ export class ChangeFeed {
     };
     const onClose = (): void => closed.abort();
     const closed = new AbortController();
-    const abort = signal ? AbortSignal.any([signal, closed.signal]) : closed.signal;
+    const abort = AbortSignal.any([signal, closed.signal]);
     const onAbort = (): void => wake?.();
     this.emitter.on('change', onChange);
     this.emitter.once('close', onClose);
