@@ -186,6 +186,10 @@ describe('access control', () => {
     const guesses: number[] = [];
     for (let i = 0; i < 5; i++) guesses.push((await post(guessing, '{ snapshots { id } }', { token: `cq_${'a'.repeat(10)}_${'b'.repeat(42)}${i}` })).status);
     assert.deepEqual(guesses, [401, 401, 401, 429, 429]);
+    const wsGuessing = await serve({ rateLimitPerMinute: 3 });
+    const wsCodes: Array<string | undefined> = [];
+    for (let i = 0; i < 5; i++) wsCodes.push(codeOf(await subscribeOnce(wsGuessing, { connectionParams: { Authorization: `Bearer cq_${'a'.repeat(10)}_${'c'.repeat(42)}${i}` } })));
+    assert.deepEqual(wsCodes, ['UNAUTHENTICATED', 'UNAUTHENTICATED', 'UNAUTHENTICATED', 'RATE_LIMITED', 'RATE_LIMITED']);
   });
 
   it('turns off introspection and the explorer in production mode', async () => {

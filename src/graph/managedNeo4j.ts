@@ -445,13 +445,16 @@ async function launchOnPort(plan: LaunchPlan, port: number): Promise<Neo4jConnec
 function supervise(plan: LaunchPlan, port: number, first: Instance): Neo4jConnection {
   let current = first;
   let stopped = false;
+  // A restart in progress when stop() is called is waited for and stopped too.
+  let restarting: Promise<Instance> | undefined;
   const watch = (instance: Instance): void => {
     void instance.exited.then(async () => {
       for (let attempt = 1; !stopped; attempt += 1) {
         await sleep(Math.min(RESTART_MAX_BACKOFF_MS, 1_000 * 2 ** (attempt - 1)));
         if (stopped) return;
         try {
-          const next = await startInstance(plan, port);
+          restarting = startInstance(plan, port);
+          const next = await restarting.finally(() => (restarting = undefined));
           if (stopped) return void (await next.stop());
           current = next;
           plan.log(`Restarted the managed Neo4j (pid ${next.pid}) on ${next.uri} after ${attempt} attempt(s)`);
@@ -468,9 +471,11 @@ function supervise(plan: LaunchPlan, port: number, first: Instance): Neo4jConnec
     user: first.user,
     password: first.password,
     startedHere: true,
-    stop: () => {
+    stop: async () => {
       stopped = true;
-      return current.stop();
+      const pending = restarting;
+      await current.stop();
+      if (pending) await pending.then((next) => next.stop(), () => {});
     },
   };
 }

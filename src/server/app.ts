@@ -10,7 +10,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { RequestContext } from '../schema/context.js';
 import { chronoqlSchema } from '../schema/index.js';
-import { NoSchemaIntrospectionCustomRule, parse, type DocumentNode, type GraphQLError } from 'graphql';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, type DocumentNode } from 'graphql';
 import { pinoHttp } from 'pino-http';
 import { Authenticator, unauthenticated, type Principal } from './auth.js';
 import type { Config } from './config.js';
@@ -76,6 +76,14 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
   // A client that sends its request slowly (or never finishes it) is cut off, so idle sockets cannot pile up.
   const httpServer: Server = createServer({ requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.headersMs, connectionsCheckingInterval: 1_000 }, app);
 
+  // graphql-ws does not format errors: the same masking and codes as over HTTP. An error with no
+  // code that wraps a non-GraphQL error is unexpected (Apollo would call it INTERNAL_SERVER_ERROR).
+  const formatError = errorFormatter(options.mode);
+  const formatSubscriptionError = (error: GraphQLError) => {
+    const formatted = error.toJSON();
+    const unexpected = error.extensions?.code === undefined && error.originalError !== undefined && !(error.originalError instanceof GraphQLError);
+    return formatError(unexpected ? { ...formatted, extensions: { ...formatted.extensions, code: 'INTERNAL_SERVER_ERROR' } } : formatted, error);
+  };
   const armor = queryArmor();
   const validationRules = [...armor.validationRules, ...(options.mode === 'production' ? [NoSchemaIntrospectionCustomRule] : [])];
   const wsServer = new WebSocketServer({
@@ -93,7 +101,11 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
         let principal: Principal | null;
         let document: DocumentNode;
         try {
-          principal = await authenticator.authenticate(subscriptionCredential(context.connectionParams, payload.extensions));
+          // As over HTTP, a refused credential spends the client address's budget.
+          principal = await authenticator.authenticate(subscriptionCredential(context.connectionParams, payload.extensions)).catch(async (refusal: unknown) => {
+            await rateLimiter.take(`address:${context.extra.request.socket.remoteAddress}`);
+            throw refusal;
+          });
           if (!principal) throw unauthenticated('subscriptions need an API key or token (connection parameter Authorization: "Bearer …")');
           await rateLimiter.take(`${principal.via}:${principal.subject}`);
           document = parse(payload.query, { maxTokens: QUERY_LIMITS.maxTokens });
@@ -123,14 +135,16 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
           const reason = `too slow; resubscribe with afterSeq: ${String(tooSlow.extensions.resumeAfterSeq)}`;
           setImmediate(() => context.extra.socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, reason)); // after the error is queued
         }
+        return errors.map(formatSubscriptionError);
       },
+      onNext: (_context, _id, _payload, _args, result) => (result.errors ? { ...result, errors: result.errors.map(formatSubscriptionError) } : undefined),
     },
     wsServer,
   );
 
   const apollo = new ApolloServer<RequestContext>({
     schema,
-    formatError: errorFormatter(options.mode),
+    formatError,
     introspection: options.mode !== 'production',
     validationRules,
     parseOptions: { maxTokens: QUERY_LIMITS.maxTokens },
