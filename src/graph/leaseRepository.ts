@@ -1,5 +1,19 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { isProcessAlive } from '../tools/processes.js';
 import { int, type CypherRunner } from './database.js';
 import { requireDate } from './temporal.js';
+
+/** A lease owner for this process: `host:pid:uuid`, so a dead holder on this host can be recognised. */
+export function leaseOwner(): string {
+  return `${hostname()}:${process.pid}:${randomUUID()}`;
+}
+
+/** Whether a lease owner names a process of this host that no longer runs (killed while holding it). */
+export function isDeadLocalOwner(owner: string): boolean {
+  const [host, pid] = owner.split(':');
+  return host === hostname() && /^\d+$/.test(pid ?? '') && !isProcessAlive(Number(pid));
+}
 
 /** Store-wide leases: only one process at a time ingests, and only one embeds. */
 export type LeaseName = 'ingest' | 'embedding';

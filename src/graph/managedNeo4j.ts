@@ -13,6 +13,7 @@ import path from 'node:path';
 import neo4j from 'neo4j-driver';
 import { projectRoot } from '../paths.js';
 import { runMaven } from '../tools/maven.js';
+import { isProcessAlive } from '../tools/processes.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -174,16 +175,6 @@ async function boltAnswers(uri: string, timeoutMs: number, password: string): Pr
     return false;
   } finally {
     await driver.close().catch(() => {});
-  }
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else, which still means "alive".
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -455,7 +446,7 @@ function supervise(plan: LaunchPlan, port: number, first: Instance): Neo4jConnec
         try {
           restarting = startInstance(plan, port);
           const next = await restarting.finally(() => (restarting = undefined));
-          if (stopped) return void (await next.stop());
+          if (stopped) return; // stop() stops it: it waited for this restart
           current = next;
           plan.log(`Restarted the managed Neo4j (pid ${next.pid}) on ${next.uri} after ${attempt} attempt(s)`);
           return watch(next);

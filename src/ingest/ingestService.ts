@@ -1,8 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { createHash } from 'node:crypto';
 import type { CypherRunner, Database } from '../graph/database.js';
 import { IngestRepository } from '../graph/ingestRepository.js';
-import { LeaseRepository } from '../graph/leaseRepository.js';
+import { isDeadLocalOwner, LeaseRepository, leaseOwner } from '../graph/leaseRepository.js';
 import { ChangeKind, SentenceLabel, SnapshotStatus, type SnapshotRecord } from '../graph/model.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { isoDay } from '../graph/temporal.js';
@@ -93,7 +92,7 @@ export class IngestService {
         `takenAt ${options.takenAt.toISOString()} is in the future (more than a day past this server's clock); a snapshot records what was known when it was taken (nothing written)`,
       );
     }
-    const owner = `${hostname()}:${process.pid}:${randomUUID()}`;
+    const owner = leaseOwner();
     const leases = new LeaseRepository(this.db);
     await takeLease(leases, owner, options.leaseWaitMs ?? 0);
     let lost = false;
@@ -155,7 +154,7 @@ export class IngestService {
         for (const article of batch) {
           const state = states.get(article.id)!;
           if (state.lastSnapshotId === id) resumed += 1;
-          else plans.push(await planArticle(state, article, snapshotIdFor(options.takenAt), this.labeler));
+          else plans.push(await planArticle(state, article, id, this.labeler));
         }
         const changeEvents = plans.length > 0 ? await repository.writePlans(context, plans) : 0;
         return { plans, resumed, changeEvents };
@@ -191,21 +190,9 @@ async function takeLease(leases: LeaseRepository, owner: string, waitMs: number)
   for (;;) {
     if (await leases.acquire('ingest', owner, LEASE_SECONDS)) return;
     const holder = await leases.holder('ingest');
-    if (holder && isDeadLocalProcess(holder.owner) && (await leases.takeOver('ingest', owner, holder.owner, LEASE_SECONDS))) return;
+    if (holder && isDeadLocalOwner(holder.owner) && (await leases.takeOver('ingest', owner, holder.owner, LEASE_SECONDS))) return;
     if (Date.now() >= deadline) throw new IngestBusyError(holder?.owner ?? 'another process', holder?.until ?? null);
     await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
-  }
-}
-
-/** Whether a lease owner (`host:pid:uuid`) names a process of this host that no longer runs. */
-function isDeadLocalProcess(owner: string): boolean {
-  const [host, pid] = owner.split(':');
-  if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
-  try {
-    process.kill(Number(pid), 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

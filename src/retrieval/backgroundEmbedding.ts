@@ -4,10 +4,9 @@
  * wait behind a snapshot's passages. This module is both sides: the handle the main thread
  * holds, and the worker's entry (the same file, started with `workerData`).
  */
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { Database } from '../graph/database.js';
+import { leaseOwner } from '../graph/leaseRepository.js';
 import { RetrievalRepository } from '../graph/retrievalRepository.js';
 import { createEmbedder, type EmbedderConfig } from './embedders/index.js';
 import { EmbeddingJob } from './embeddingJob.js';
@@ -91,7 +90,7 @@ export class BackgroundEmbedding {
       role: 'chronoql-embedding-worker',
       connection: options.connection,
       embedder: embedder as EmbedderConfig,
-      owner: `${hostname()}:${process.pid}:${randomUUID()}`,
+      owner: leaseOwner(),
       idleMs: options.idleMs ?? 2000,
     };
     // Run from TypeScript sources (tests), the worker registers tsx first: Node 20 does not pass

@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { EmbedderConfigError } from './types.js';
+import { isProcessAlive } from '../../tools/processes.js';
 
 export const CACHE_FORMAT = 'chronoql-word-vectors';
 export const CACHE_FORMAT_VERSION = 1;
@@ -417,18 +418,8 @@ async function removeAbandonedTemporaries(parent: string, name: string): Promise
   for (const entry of await readdir(parent)) {
     if (!entry.startsWith(prefix)) continue;
     const pid = /^(\d+)-/.exec(entry.slice(prefix.length))?.[1];
-    if (pid === undefined || processAlive(Number(pid))) continue;
+    if (pid === undefined || isProcessAlive(Number(pid))) continue;
     await rm(join(parent, entry), { recursive: true, force: true });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
