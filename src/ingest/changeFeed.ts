@@ -44,6 +44,8 @@ export class ChangeFeed {
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
   private stopped = false;
+  /** Aborted once stop() has finished: it ends every subscription. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly repository: ReadRepository,
@@ -68,7 +70,7 @@ export class ChangeFeed {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.polling;
-    this.emitter.emit('close');
+    this.stopping.abort();
   }
 
   /**
@@ -82,7 +84,7 @@ export class ChangeFeed {
     // A generator waiting on its wake-up promise would queue return() until the next change that
     // passes the filter (possibly never), keeping its listener and its request alive: the abort ends the wait.
     const ended = new AbortController();
-    const stream = this.stream(subscription, signal ? AbortSignal.any([signal, ended.signal]) : ended.signal);
+    const stream = this.stream(subscription, AbortSignal.any([ended.signal, this.stopping.signal, ...(signal ? [signal] : [])]));
     const end = stream.return.bind(stream);
     stream.return = (value) => {
       ended.abort();
@@ -100,23 +102,18 @@ export class ChangeFeed {
       else overflowed = true;
       wake?.();
     };
-    const onClose = (): void => closed.abort();
-    const closed = new AbortController();
-    const abort = AbortSignal.any([signal, closed.signal]);
     const onAbort = (): void => wake?.();
     this.emitter.on('change', onChange);
-    this.emitter.once('close', onClose);
-    abort.addEventListener('abort', onAbort);
-    let cursor = subscription.afterSeq ?? 0;
+    signal.addEventListener('abort', onAbort);
     try {
       const replayUpTo = await this.repository.latestChangeSeq();
-      cursor = subscription.afterSeq ?? replayUpTo;
+      let cursor = subscription.afterSeq ?? replayUpTo;
       for await (const event of this.stored(cursor, replayUpTo, subscription)) {
         yield event;
         cursor = event.seq;
       }
       cursor = Math.max(cursor, replayUpTo);
-      while (!abort.aborted) {
+      while (!signal.aborted) {
         if (overflowed) throw new SubscriberTooSlowError(this.subscriberBuffer, cursor);
         const event = waiting.shift();
         if (!event) {
@@ -133,8 +130,7 @@ export class ChangeFeed {
       }
     } finally {
       this.emitter.off('change', onChange);
-      this.emitter.off('close', onClose);
-      abort.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 

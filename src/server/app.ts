@@ -19,7 +19,6 @@ import { QUERY_LIMITS, RequestRateLimiter, queryArmor, validateWithLimits } from
 import { explorerPage } from './explorer.js';
 import type { Logger } from './logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
-import { observeNativeCalls } from '../native/index.js';
 import type { Runtime } from './runtime.js';
 
 export interface RunningServer {
@@ -52,6 +51,10 @@ function originAllowed(origin: string | undefined, host: string | undefined, all
   }
 }
 
+function addressOf(request: IncomingMessage): string {
+  return `address:${request.socket.remoteAddress}`;
+}
+
 /** A credential for a subscription: connection parameters (graphql-ws clients) or the explorer's headers. */
 function subscriptionCredential(connectionParams: Record<string, unknown> | undefined, extensions: Record<string, unknown> | undefined | null): unknown {
   const headers = (extensions?.headers ?? {}) as Record<string, unknown>;
@@ -71,6 +74,12 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
   });
   const authenticator = new Authenticator(runtime.services.db, options.access);
   const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute);
+  // A refused credential spends the client address's budget, so guessing keys is rate limited too.
+  const identify = (credential: unknown, address: string): Promise<Principal | null> =>
+    authenticator.authenticate(credential).catch(async (refusal: unknown) => {
+      await rateLimiter.take(address);
+      throw refusal;
+    });
   const app = express();
   app.disable('x-powered-by');
   // A client that sends its request slowly (or never finishes it) is cut off, so idle sockets cannot pile up.
@@ -101,11 +110,7 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
         let principal: Principal | null;
         let document: DocumentNode;
         try {
-          // As over HTTP, a refused credential spends the client address's budget.
-          principal = await authenticator.authenticate(subscriptionCredential(context.connectionParams, payload.extensions)).catch(async (refusal: unknown) => {
-            await rateLimiter.take(`address:${context.extra.request.socket.remoteAddress}`);
-            throw refusal;
-          });
+          principal = await identify(subscriptionCredential(context.connectionParams, payload.extensions), addressOf(context.extra.request));
           if (!principal) throw unauthenticated('subscriptions need an API key or token (connection parameter Authorization: "Bearer …")');
           await rateLimiter.take(`${principal.via}:${principal.subject}`);
           document = parse(payload.query, { maxTokens: QUERY_LIMITS.maxTokens });
@@ -208,18 +213,13 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
   });
   app.get('/', (_request, response) => response.redirect(GRAPHQL_PATH));
   // Who is calling, and whether they may call again this minute, before the body is even read.
-  const principals = new WeakMap<IncomingMessage, Principal | null>();
   app.use(GRAPHQL_PATH, async (request, response, next) => {
-    const address = `address:${request.socket.remoteAddress}`;
+    const address = addressOf(request);
     try {
-      // A refused credential spends the address's budget, so guessing keys is rate limited too.
-      const principal = await authenticator.authenticate(request.headers.authorization).catch(async (refusal: unknown) => {
-        await rateLimiter.take(address);
-        throw refusal;
-      });
+      const principal = await identify(request.headers.authorization, address);
       if (!principal && options.access.readAccess === 'key') throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
       await rateLimiter.take(principal ? `${principal.via}:${principal.subject}` : address);
-      principals.set(request, principal);
+      response.locals.principal = principal;
       next();
     } catch (error) {
       const { extensions, message } = error as GraphQLError;
@@ -233,7 +233,7 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
   app.use(
     GRAPHQL_PATH,
     express.json({ limit: QUERY_LIMITS.maxBodyBytes }),
-    expressMiddleware(apollo, { context: async ({ req }) => runtime.requestContext({ principal: principals.get(req) ?? null }) }),
+    expressMiddleware(apollo, { context: async ({ res }) => runtime.requestContext({ principal: (res.locals.principal as Principal | null | undefined) ?? null }) }),
   );
   // Body-parser errors (too large, not JSON) answer as GraphQL errors in JSON, not as an HTML page with a stack trace.
   app.use((error: { status?: number; type?: string }, _request: express.Request, response: express.Response, next: express.NextFunction) => {
@@ -252,10 +252,7 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
     sendError(response, 500, 'INTERNAL_SERVER_ERROR', 'internal server error; the server log has the details');
   });
 
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(options.port, options.host, () => resolve());
-  });
+  await listen(httpServer, options.port, options.host);
   const { port } = httpServer.address() as AddressInfo;
   const url = `http://${options.host === '0.0.0.0' ? 'localhost' : options.host}:${port}${GRAPHQL_PATH}`;
   return {
@@ -263,7 +260,7 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
     port,
     close: async () => {
       draining = true;
-      observeNativeCalls(undefined);
+      metrics.close();
       await apollo.stop();
     },
   };
@@ -285,12 +282,16 @@ export async function startBootServer(options: Pick<ServerOptions, 'port' | 'hos
     response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' });
     response.end(JSON.stringify(body));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  await listen(server, options.port, options.host);
   return {
     setProblem: (text) => (problem = text),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
 }

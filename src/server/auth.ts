@@ -67,19 +67,13 @@ export function hashApiKey(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** A new key: `cq_<id>_<secret>`. Only its hash is stored; the token is shown once. */
-export function generateApiKey(): { id: string; token: string; hash: string } {
+/** Creates and stores a key `cq_<id>_<secret>`; the token is returned once, only its hash is kept. */
+export async function createApiKey(db: CypherRunner, name: string, role: Role): Promise<{ key: ApiKeyRecord; token: string }> {
   const id = randomBytes(10)
     .map((byte) => byte % 36)
     .reduce((text, digit) => text + digit.toString(36), '');
   const token = `${API_KEY_PREFIX}${id}_${randomBytes(32).toString('base64url')}`;
-  return { id, token, hash: hashApiKey(token) };
-}
-
-/** Creates and stores a key; the token is returned once, only its hash is kept. */
-export async function createApiKey(db: CypherRunner, name: string, role: Role): Promise<{ key: ApiKeyRecord; token: string }> {
-  const { id, token, hash } = generateApiKey();
-  return { key: await new ApiKeyRepository(db).create({ id, name, role, hash }), token };
+  return { key: await new ApiKeyRepository(db).create({ id, name, role, hash: hashApiKey(token) }), token };
 }
 
 /** How long a verified key is trusted without asking Neo4j again: a revocation takes effect within this. */

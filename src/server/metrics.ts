@@ -118,6 +118,11 @@ export class Metrics {
     });
   }
 
+  /** Stops timing native calls (the observer is process-wide). */
+  close(): void {
+    observeNativeCalls(undefined);
+  }
+
   apolloPlugin(): ApolloServerPlugin {
     return {
       requestDidStart: async () => {
