@@ -12,7 +12,7 @@ import { neo4jProblem } from '../src/server/errors.js';
 import { loadConfig } from '../src/server/config.js';
 import { createLogger } from '../src/server/logger.js';
 import { openRuntime, type Runtime } from '../src/server/runtime.js';
-import { article, day, runChronoql, testDataDir } from './support.js';
+import { article, day, postGraphql, runChronoql, testDataDir } from './support.js';
 
 function isAlive(pid: number): boolean {
   try {
@@ -111,10 +111,7 @@ describe('Neo4j faults', () => {
     let runtime: Runtime;
     let server: RunningServer;
     const neo4jPid = (): number => (JSON.parse(readFileSync(join(dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { pid: number }).pid;
-    const query = async (source: string) => {
-      const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: source }) });
-      return { status: response.status, body: (await response.json()) as { data?: any; errors?: Array<{ message: string; extensions: { code: string } }> } };
-    };
+    const query = (source: string) => postGraphql(server.url, source);
     async function untilAnswered(): Promise<number> {
       const started = performance.now();
       for (;;) {

@@ -19,7 +19,7 @@ import { createApiKey, Role } from '../src/server/auth.js';
 import { loadConfig } from '../src/server/config.js';
 import { createLogger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
-import { ingestDemo, openTestRuntime } from './support.js';
+import { ingestDemo, openTestRuntime, postGraphql } from './support.js';
 
 /** What the world sends: Cypher and Lucene syntax, quotes, control and Unicode tricks, a near-megabyte. */
 const HOSTILE = [
@@ -100,14 +100,7 @@ describe('hostile strings through every string argument', () => {
   let runtime: Runtime;
   let server: RunningServer;
   let token: string;
-  const post = async (query: string, variables: Record<string, unknown>) => {
-    const response = await fetch(server.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    return { status: response.status, body: (await response.json()) as { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> } };
-  };
+  const post = (query: string, variables: Record<string, unknown>) => postGraphql(server.url, query, { token, variables });
   const fingerprint = async () =>
     runtime.services.db.run(
       `MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState

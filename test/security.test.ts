@@ -13,20 +13,15 @@ import { createApiKey, Role } from '../src/server/auth.js';
 import { loadConfig } from '../src/server/config.js';
 import { createLogger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
-import { openTestRuntime, resetKnowledge } from './support.js';
+import { openTestRuntime, postGraphql, resetKnowledge } from './support.js';
 
 const INGEST = `mutation($complete: Boolean! = false) { ingestSnapshot(takenAt: "2024-01-01", complete: $complete, articles: [{id: "A", text: "One."}]) { articles } }`;
 const HS_SECRET = 'a-test-secret-of-at-least-32-bytes!!';
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'chronoql-test';
 
-async function post(server: RunningServer, query: string, options: { token?: string; variables?: Record<string, unknown> } = {}) {
-  const response = await fetch(server.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
-    body: JSON.stringify({ query, variables: options.variables }),
-  });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as { data?: any; errors?: Array<{ message: string; extensions: Record<string, unknown> }> } };
+function post(server: RunningServer, query: string, options: { token?: string; variables?: Record<string, unknown> } = {}) {
+  return postGraphql(server.url, query, options);
 }
 
 /** The first event or error of one subscription, over a fresh connection. */
@@ -169,6 +164,22 @@ describe('access control', () => {
     assert.equal(event(await subscribeOnce(server, { origin: sameOrigin, connectionParams: { Authorization: `Bearer ${reader}` } })), 1);
     const foreign = await subscribeOnce(server, { origin: 'https://evil.example', connectionParams: { Authorization: `Bearer ${reader}` } });
     assert.ok(!Array.isArray(foreign) && event(foreign) === undefined, `a foreign origin is refused: ${String(foreign)}`);
+  });
+
+  // Here, not in server.test.ts: this runtime has no change feed polling Neo4j, so the round-trip count is the requests' own.
+  it('refuses a deeply nested query and thousands of aliases before touching the database', async () => {
+    const server = await serve();
+    let nested = 'value';
+    for (let level = 0; level < 10; level++) nested = `article { facts { ${nested} } }`;
+    await post(server, '{ __typename }', { token: reader }); // the key is looked up once, then cached
+    const before = runtime.services.db.queryCount;
+    const deep = (await post(server, `{ fact(subject: "A", attribute: "Leader") { ${nested} } }`, { token: reader })).body;
+    assert.equal(deep.data, undefined);
+    assert.match(deep.errors!.map((e) => e.message).join(' '), /depth|cost/i);
+    const aliases = (await post(server, `{ ${Array.from({ length: 10_000 }, (_, i) => `s${i}: search(query: "x") { id }`).join(' ')} }`, { token: reader })).body;
+    assert.equal(aliases.data, undefined);
+    assert.equal(aliases.errors![0]!.extensions.code, 'GRAPHQL_PARSE_FAILED', 'over 4,000 tokens: refused while parsing, as a 400');
+    assert.equal(runtime.services.db.queryCount, before, 'no Cypher ran for refused queries');
   });
 
   it('limits requests per key and per address, with Retry-After', async () => {

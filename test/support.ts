@@ -70,3 +70,19 @@ export function runChronoql(args: string[], env: Record<string, string>): { chil
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { child, finished: new Promise((resolve) => child.on('exit', (code) => resolve({ code, output }))) };
 }
+
+export interface GraphqlResponse {
+  status: number;
+  headers: Headers;
+  body: { data?: any; errors?: Array<{ message: string; extensions: Record<string, any> }> };
+}
+
+/** POSTs a GraphQL operation to a running server, as a client would, with an optional bearer token. */
+export async function postGraphql(url: string, query: string, options: { token?: string; variables?: Record<string, unknown> } = {}): Promise<GraphqlResponse> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
+    body: JSON.stringify({ query, variables: options.variables }),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as GraphqlResponse['body'] };
+}
