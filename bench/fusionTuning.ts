@@ -1,5 +1,5 @@
 import { contextsAsCorpus, isRelevant, readQaFile, splitByArticle, type QaItem } from '../src/retrieval/evaluation.js';
-import { fuseCandidates, SearchMode, SearchUnit, type FusionSettings, type RetrievalService, type SearchHit } from '../src/retrieval/retrievalService.js';
+import { fusionWeights, fuseWithWeights, lexicalEvidence, SearchMode, SearchUnit, type FusionSettings, type LexicalEvidence, type RetrievalService, type SearchHit } from '../src/retrieval/retrievalService.js';
 import { deleteAllKnowledge } from '../src/graph/maintenance.js';
 import { loadDemoCorpus } from './retrievalEval.js';
 import { machine, openBenchRuntime, writeResult } from './common.js';
@@ -16,11 +16,17 @@ interface Scores {
   mrrAt20: number;
 }
 
-/** Each question's dense and lexical candidate lists, fetched once and fused offline for every setting. */
+/**
+ * Each question's dense and lexical candidate lists, fetched once and fused offline for every
+ * setting, with its lexical evidence and, per fusion method and weights, the rank of its first
+ * relevant fused hit (many settings differ only in which weights a question earns).
+ */
 interface QuestionLists {
   item: QaItem;
   dense: SearchHit[];
   lexical: SearchHit[];
+  evidence: LexicalEvidence;
+  firstRelevant: Map<string, number>;
 }
 
 async function fetchLists(retrieval: RetrievalService, items: QaItem[], defaultAsOf: Date): Promise<QuestionLists[]> {
@@ -33,60 +39,77 @@ async function fetchLists(retrieval: RetrievalService, items: QaItem[], defaultA
       const questions = group.map((item) => item.question);
       const dense = await retrieval.batchSearch(questions, { ...options, mode: SearchMode.DENSE });
       const lexical = await retrieval.batchSearch(questions, { ...options, mode: SearchMode.LEXICAL });
-      group.forEach((item, i) => lists.push({ item, dense: dense[i]!, lexical: lexical[i]! }));
+      group.forEach((item, i) =>
+        lists.push({ item, dense: dense[i]!, lexical: lexical[i]!, evidence: lexicalEvidence(item.question, lexical[i]!), firstRelevant: new Map() }),
+      );
     }
   }
   return lists;
 }
 
-function score(rankings: Array<{ item: QaItem; ranking: Array<Pick<SearchHit, 'articleId' | 'text'>> }>): Scores {
+/** The 0-based rank of the first relevant hit among the top 20, or -1. */
+function firstRelevant(item: QaItem, ranking: ReadonlyArray<Pick<SearchHit, 'articleId' | 'text'>>): number {
+  return ranking.slice(0, 20).findIndex((hit) => isRelevant(item, hit));
+}
+
+function score(firstRanks: number[]): Scores {
   let recallAt5 = 0;
   let mrrAt20 = 0;
-  for (const { item, ranking } of rankings) {
-    const first = ranking.slice(0, 20).findIndex((hit) => isRelevant(item, hit));
+  for (const first of firstRanks) {
     if (first < 0) continue;
     if (first < 5) recallAt5 += 1;
     mrrAt20 += 1 / (first + 1);
   }
-  const n = Math.max(rankings.length, 1);
+  const n = Math.max(firstRanks.length, 1);
   return { recallAt5: Number((recallAt5 / n).toFixed(4)), mrrAt20: Number((mrrAt20 / n).toFixed(4)) };
 }
 
+/** Scores a fusion exactly as hybrid search applies it: the weights each question's evidence earns, then the fused ranking. */
 async function fusedScores(lists: QuestionLists[], fusion: FusionSettings): Promise<Scores> {
-  return score(await Promise.all(lists.map(async ({ item, dense, lexical }) => ({ item, ranking: await fuseCandidates(item.question, dense, lexical, fusion) }))));
+  const ranks: number[] = [];
+  for (const entry of lists) {
+    const weights = fusionWeights(fusion, entry.evidence);
+    const key = `${fusion.method} ${fusion.rrfK ?? ''} ${weights.dense} ${weights.lexical}`;
+    let rank = entry.firstRelevant.get(key);
+    if (rank === undefined) {
+      rank = firstRelevant(entry.item, await fuseWithWeights(entry.dense, entry.lexical, fusion, weights));
+      entry.firstRelevant.set(key, rank);
+    }
+    ranks.push(rank);
+  }
+  return score(ranks);
 }
 
-/** The settings tried: reciprocal-rank fusion over its constant and weights, min-max weighted sums, and both coverage rules. */
+const round = (value: number): number => Number(value.toFixed(2));
+
+/**
+ * The settings tried: reciprocal-rank fusion over its constant and weights, min-max weighted
+ * sums, and the adaptive gate over its three thresholds and two lexical weights.
+ */
 function candidates(): Array<{ name: string; fusion: FusionSettings }> {
   const found: Array<{ name: string; fusion: FusionSettings }> = [];
   const weights = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
   for (const rrfK of [1, 2, 5, 10, 20, 60]) {
     for (const lexicalWeight of weights) {
-      found.push({ name: `rrf k=${rrfK} lexical=${lexicalWeight}`, fusion: { method: 'rrf', rrfK, lexicalWeight, denseWeight: Number((1 - lexicalWeight).toFixed(2)) } });
+      found.push({ name: `rrf k=${rrfK} lexical=${lexicalWeight}`, fusion: { method: 'rrf', rrfK, lexicalWeight, denseWeight: round(1 - lexicalWeight) } });
     }
   }
   for (const lexicalWeight of weights) {
-    found.push({ name: `weighted lexical=${lexicalWeight}`, fusion: { method: 'weighted', lexicalWeight, denseWeight: Number((1 - lexicalWeight).toFixed(2)) } });
+    found.push({ name: `weighted lexical=${lexicalWeight}`, fusion: { method: 'weighted', lexicalWeight, denseWeight: round(1 - lexicalWeight) } });
   }
-  for (const lexicalWeight of [0.4, 0.5, 0.6]) {
-    const denseWeight = Number((1 - lexicalWeight).toFixed(2));
-    for (const agreementDepth of [0, 1, 3, 5]) {
-      for (const minCoverage of [0.75, 0.85, 1]) {
-        for (const minLexicalMargin of [0.1, 0.2, 0.3]) {
-          found.push({
-            name: `adaptive coverage>=${minCoverage} margin>=${minLexicalMargin} or agreement@${agreementDepth} lexical=${lexicalWeight}`,
-            fusion: { method: 'adaptive', minCoverage, minLexicalMargin, agreementDepth, lexicalWeight, denseWeight },
-          });
+  for (const lexicalWeight of [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]) {
+    for (const weakLexicalWeight of [0, 0.1, 0.2, 0.3].filter((weak) => weak < lexicalWeight)) {
+      for (const minCoverage of [0, 0.25, 0.4, 0.5, 0.6, 0.75, 0.85, 1]) {
+        for (const minLexicalMargin of [0, 0.05, 0.1, 0.2]) {
+          for (const minScorePerTerm of [0, 0.75, 1, 1.25, 1.5]) {
+            found.push({
+              name: `adaptive coverage>=${minCoverage} margin>=${minLexicalMargin} score/term>=${minScorePerTerm} lexical=${lexicalWeight} else ${weakLexicalWeight}`,
+              fusion: { method: 'adaptive', minCoverage, minLexicalMargin, minScorePerTerm, lexicalWeight, denseWeight: round(1 - lexicalWeight), weakLexicalWeight },
+            });
+          }
         }
       }
     }
-    for (const weakLexicalWeight of [0.1, 0.2]) {
-      found.push({
-        name: `adaptive coverage>=0.85 margin>=0.2 lexical=${lexicalWeight} else ${weakLexicalWeight}`,
-        fusion: { method: 'adaptive', minCoverage: 0.85, minLexicalMargin: 0.2, lexicalWeight, denseWeight, weakLexicalWeight },
-      });
-    }
-    found.push({ name: `proportional lexical=${lexicalWeight}`, fusion: { method: 'proportional', lexicalWeight, denseWeight } });
   }
   return found;
 }
@@ -106,8 +129,8 @@ function singles(lists: QuestionLists[]): { dense: Scores; lexical: Scores } {
   let found = singleScores.get(lists);
   if (!found) {
     found = {
-      dense: score(lists.map((entry) => ({ item: entry.item, ranking: entry.dense }))),
-      lexical: score(lists.map((entry) => ({ item: entry.item, ranking: entry.lexical }))),
+      dense: score(lists.map((entry) => firstRelevant(entry.item, entry.dense))),
+      lexical: score(lists.map((entry) => firstRelevant(entry.item, entry.lexical))),
     };
     singleScores.set(lists, found);
   }
@@ -157,7 +180,7 @@ export async function runFusionTuning(options: { qa: string }): Promise<Record<s
       tune: await fetchLists(runtime.services.retrieval, demo.paraphrases.slice(0, PARAPHRASE_TUNING_LINES), demo.latest),
       heldOut: await fetchLists(runtime.services.retrieval, demo.paraphrases.slice(PARAPHRASE_TUNING_LINES), demo.latest),
     });
-    const tried = [];
+    const tried: Array<{ name: string; fusion: FusionSettings; worstShortfall: number; meanMrrPlusRecall: number; tune: Record<string, Scores> }> = [];
     for (const candidate of candidates()) {
       const perSet = await Promise.all(sets.map((set) => shortfall(set, 'tune', candidate.fusion)));
       const worst = Math.max(...perSet.map((entry) => entry.deficit));
@@ -166,6 +189,7 @@ export async function runFusionTuning(options: { qa: string }): Promise<Record<s
     }
     tried.sort((a, b) => a.worstShortfall - b.worstShortfall || b.meanMrrPlusRecall - a.meanMrrPlusRecall);
     const chosen = tried[0]!;
+    const summary = ({ name, worstShortfall, meanMrrPlusRecall, tune }: (typeof tried)[number]): Record<string, unknown> => ({ name, worstShortfall, meanMrrPlusRecall, tune });
     const report = async (part: Part) =>
       Object.fromEntries(
         await Promise.all(
@@ -185,7 +209,11 @@ export async function runFusionTuning(options: { qa: string }): Promise<Record<s
         'paraphrase set': `lines 1-${PARAPHRASE_TUNING_LINES} tune (passes 1 and 2), the rest held out (pass 3)`,
       },
       chosen: { name: chosen.name, fusion: chosen.fusion, tune: await report('tune'), heldOut: await report('heldOut') },
-      triedOnTuningParts: tried.map(({ name, worstShortfall, meanMrrPlusRecall, tune }) => ({ name, worstShortfall, meanMrrPlusRecall, tune })),
+      triedOnTuningParts: {
+        settings: tried.length,
+        best: tried.slice(0, 25).map(summary),
+        bestPerMethod: Object.fromEntries(['rrf', 'weighted', 'adaptive'].map((method) => [method, summary(tried.find((entry) => entry.fusion.method === method)!)])),
+      },
     };
     await writeResult('fusion-tuning', result);
     return result;

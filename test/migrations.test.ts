@@ -52,3 +52,25 @@ it('lets exactly one of two concurrent processes apply a new migration', async (
     await db.run('MATCH (m:Migration {version: 999}) DELETE m');
   }
 });
+
+it('migration 009 gives units written before it their search text: title, then text', async () => {
+  const { db } = runtime.services;
+  const backfill = (await loadMigrations()).find((m) => m.version === 9)!.statements[0]!;
+  await db.run(
+    `CREATE (a:Article {id: 'migration-probe', title: 'Probe Title'})-[:HAS_PASSAGE]->(:Passage {id: 'migration-probe#p', text: 'Older passage.'}),
+            (:Article {id: 'migration-probe-untitled', title: ''})-[:HAS_SENTENCE]->(:Sentence {id: 'migration-probe#s', text: 'Older sentence.'})`,
+  );
+  try {
+    await db.runSchemaStatement(backfill);
+    const rows = await db.run<{ id: string; searchText: string }>(
+      `MATCH (u) WHERE u.id IN ['migration-probe#p', 'migration-probe#s'] RETURN u.id AS id, u.searchText AS searchText ORDER BY id`,
+    );
+    assert.deepEqual(rows, [
+      { id: 'migration-probe#p', searchText: 'Probe Title\nOlder passage.' },
+      { id: 'migration-probe#s', searchText: 'Older sentence.' },
+    ]);
+  } finally {
+    await db.run(`MATCH (a:Article) WHERE a.id STARTS WITH 'migration-probe' DETACH DELETE a`);
+    await db.run(`MATCH (u) WHERE u.id STARTS WITH 'migration-probe#' DETACH DELETE u`);
+  }
+});

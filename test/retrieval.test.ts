@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { chunkPassages } from '../src/retrieval/passages.js';
 import { escapeLucene } from '../src/graph/retrievalRepository.js';
 import { contentTerms, termCoverage } from '../src/text/language.js';
-import { SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
+import { DEFAULT_FUSION, fusionWeights, lexicalEvidence, SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
 import type { Logger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, testDataDir } from './support.js';
@@ -43,6 +43,31 @@ describe('passage chunking', () => {
 
   it('escapes Lucene syntax so user text is searched as words', () => {
     assert.equal(escapeLucene('who is (the) PM? a+b'), 'who is \\(the\\) PM\\? a\\+b');
+  });
+});
+
+describe('hybrid fusion weights', () => {
+  const hit = (score: number, text: string, searchText?: string) => ({ score, text, searchText });
+
+  it('judges the lexical top hit on its title and text, its margin and its score per question word', () => {
+    const evidence = lexicalEvidence('Who is the club president of FC Bayern Munich?', [
+      hit(8, 'Herbert Hainer has been club president since 2019.', 'FC Bayern Munich\nHerbert Hainer has been club president since 2019.'),
+      hit(4, 'Florentino Pérez has been club president since 2009.'),
+    ]);
+    assert.deepEqual(evidence, { coverage: 1, margin: 0.5, scorePerTerm: 8 / 5 });
+    assert.equal(lexicalEvidence('Who is the club president of FC Bayern Munich?', [hit(8, 'Herbert Hainer has been club president since 2019.')]).coverage, 2 / 5);
+    assert.deepEqual(lexicalEvidence('anything', []), { coverage: 0, margin: 0, scorePerTerm: 0 });
+  });
+
+  it('lets the lexical list count only when all three clear the chosen thresholds', () => {
+    const counted = { dense: DEFAULT_FUSION.denseWeight, lexical: DEFAULT_FUSION.lexicalWeight };
+    const denseAlone = { dense: DEFAULT_FUSION.denseWeight, lexical: 0 };
+    const strong = { coverage: 1, margin: 0.5, scorePerTerm: 2 };
+    assert.deepEqual(fusionWeights(DEFAULT_FUSION, strong), counted);
+    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, coverage: 0.5 }), denseAlone, 'a top hit holding half the words');
+    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, margin: 0.01 }), denseAlone, 'a flat BM25 list');
+    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, scorePerTerm: 0.5 }), denseAlone, 'weak matches of common words');
+    assert.deepEqual(fusionWeights({ method: 'weighted', denseWeight: 0.5, lexicalWeight: 0.5 }, { coverage: 0, margin: 0, scorePerTerm: 0 }), { dense: 0.5, lexical: 0.5 });
   });
 });
 
@@ -166,4 +191,42 @@ describe('retrieval', () => {
     }
   });
 
+});
+
+describe('lexical search text', () => {
+  let runtime: Runtime;
+  const club = (title: string) => ({
+    id: 'club',
+    title,
+    text: 'The club plays in the Allianz Arena.\n\nHerbert Hainer has been club president since 2019.',
+    infobox: {},
+  });
+  const lexical = (query: string, asOf: string, unit = SearchUnit.PASSAGE) =>
+    runtime.services.retrieval.search(query, { asOf: day(asOf), k: 5, mode: SearchMode.LEXICAL, unit });
+
+  before(async () => {
+    runtime = await openTestRuntime();
+    await resetKnowledge(runtime);
+    await runtime.services.ingest.ingest([club('Rekordmeister'), article('Madrid', 'Florentino Pérez has been club president since 2009.')], { takenAt: day('2024-01-01'), source: 'test' });
+  });
+  after(async () => {
+    await runtime.close();
+  });
+
+  it("finds a passage and a sentence by their article's title, which their text never names", async () => {
+    for (const unit of [SearchUnit.PASSAGE, SearchUnit.SENTENCE]) {
+      const byTitle = await lexical('Rekordmeister', '2024-02-01', unit);
+      assert.ok(byTitle.some((hit) => hit.text === 'Herbert Hainer has been club president since 2019.'), unit);
+      const hits = await lexical('president of the Rekordmeister', '2024-02-01', unit);
+      assert.equal(hits[0]?.text, 'Herbert Hainer has been club president since 2019.', unit);
+    }
+  });
+
+  it('searches the current title after a rename, keeping the unchanged passage', async () => {
+    const [before] = await lexical('Rekordmeister president', '2024-02-01');
+    await runtime.services.ingest.ingest([club('FC Bayern Munich')], { takenAt: day('2024-03-01'), source: 'test' });
+    const [after] = await lexical('Bayern president', '2024-03-02');
+    assert.equal(after?.id, before?.id);
+    assert.ok(!(await lexical('Rekordmeister', '2024-03-02')).some((hit) => hit.articleId === 'club'));
+  });
 });

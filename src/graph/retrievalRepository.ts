@@ -6,7 +6,7 @@ import { validAtCypher } from './validity.js';
 export type UnitLabel = 'Passage' | 'Sentence';
 
 const ROW_COUNTER: Record<UnitLabel, string> = { Passage: 'passageRows', Sentence: 'sentenceRows' };
-const FULLTEXT_INDEX: Record<UnitLabel, string> = { Passage: 'passage_text', Sentence: 'sentence_text' };
+const FULLTEXT_INDEX: Record<UnitLabel, string> = { Passage: 'passage_search_text', Sentence: 'sentence_search_text' };
 
 export interface UnitText {
   id: string;
@@ -41,14 +41,21 @@ export interface UnitRecord {
 /** A unit version found by a search, with the score its retriever gave it. */
 export interface ScoredUnit extends UnitRecord {
   score: number;
+  /** On lexical hits: the text BM25 matched (the article's title, then the unit's text). */
+  searchText?: string;
 }
 
 const FIELDS = '.id, .rowId, .articleId, .text, .validFrom, .validTo';
 const UNIT_FIELDS = `u {${FIELDS}}`;
 const SCORED_UNIT_FIELDS = `u {${FIELDS}, score: score}`;
+const LEXICAL_HIT_FIELDS = `u {${FIELDS}, .searchText, score: score}`;
 
 function toScoredUnit(row: Record<string, unknown>): ScoredUnit {
   return { ...toUnit(row), score: row.score as number };
+}
+
+function toLexicalHit(row: Record<string, unknown>): ScoredUnit {
+  return { ...toScoredUnit(row), searchText: row.searchText as string };
 }
 
 function toUnit(row: Record<string, unknown>): UnitRecord {
@@ -266,7 +273,7 @@ export class RetrievalRepository {
          CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
          WHERE ${validAtCypher('u')}
          WITH u, score ORDER BY score DESC, u.id LIMIT $k
-         RETURN collect(${SCORED_UNIT_FIELDS}) AS hits
+         RETURN collect(${LEXICAL_HIT_FIELDS}) AS hits
        }
        CALL {
          UNWIND $rowIds AS rowId MATCH (u:${label} {rowId: rowId})
@@ -282,7 +289,7 @@ export class RetrievalRepository {
         rowIds: alsoLoadRowIds.map(int),
       },
     );
-    return { hits: rows[0]!.hits.map(toScoredUnit), loaded: byRowId(rows[0]!.loaded) };
+    return { hits: rows[0]!.hits.map(toLexicalHit), loaded: byRowId(rows[0]!.loaded) };
   }
 
   vectorIndexName(label: UnitLabel, dimension: number): string {

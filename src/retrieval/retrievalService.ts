@@ -46,43 +46,80 @@ export interface SearchHit extends UnitRecord {
 
 /**
  * How hybrid search combines its two lists: `weighted` sums min-max-normalised scores with
- * fixed weights; `rrf` is reciprocal-rank fusion. The other two judge each query's lexical list
- * by how many of the query's content words its top hit holds (`coverage`, 0 to 1): a question
- * worded unlike the text it asks about leaves BM25 ranking passages by incidental words, and
- * min-max normalisation would lift that off-topic list to full weight. `adaptive` lets the
- * lexical list count only when the coverage reaches `minCoverage` (and its top hit stands out,
- * `minLexicalMargin`); `proportional` scales its weight by the coverage.
+ * fixed weights; `rrf` is reciprocal-rank fusion. `adaptive` first judges each query's lexical
+ * list (see {@link LexicalEvidence}) and lets it count with `lexicalWeight` only when its top hit
+ * holds enough of the question's words, stands out from the second and scores enough per word;
+ * otherwise with `weakLexicalWeight`. A question worded unlike the text it asks about leaves
+ * BM25 ranking passages by incidental words, and min-max normalisation would lift that off-topic
+ * list to full weight.
  */
 export interface FusionSettings {
-  method: 'weighted' | 'rrf' | 'adaptive' | 'proportional';
+  method: 'weighted' | 'rrf' | 'adaptive';
   denseWeight: number;
   lexicalWeight: number;
   /** RRF's rank constant: 1/(rrfK + rank). Default 60. */
   rrfK?: number;
-  /** For `adaptive`: the coverage from which the lexical list counts. Default 1 (every content word). */
+  /** For `adaptive`: the least coverage of the lexical top hit. Default 1 (every content word). */
   minCoverage?: number;
   /**
    * For `adaptive`: how far BM25's top hit must stand above its second, as a share of its
-   * score, for the lexical list to count. Default 0. A template question whose words many
-   * passages share gives a flat BM25 list that ranks by chance.
+   * score. Default 0. A template question whose words many passages share gives a flat BM25
+   * list that ranks by chance.
    */
   minLexicalMargin?: number;
-  /** For `adaptive`: the lexical weight when the list does not count fully. Default 0 (dense search decides alone). */
+  /** For `adaptive`: the least BM25 score of the top hit per content word of the question. Default 0. */
+  minScorePerTerm?: number;
+  /** For `adaptive`: the lexical weight when the list does not count. Default 0 (dense search decides alone). */
   weakLexicalWeight?: number;
-  /**
-   * For `adaptive`: the lexical list also counts fully when its top hit is among the dense
-   * list's first `agreementDepth` (two retrievers agreeing). Default 0 (not used).
-   */
-  agreementDepth?: number;
 }
 
 /**
  * Chosen by `chronoql bench fusion` on the tuning parts of a public QA set (SQuAD dev subset,
  * split by article), the demo fact questions and the paraphrase set, over RRF constants and
- * weights, weighted sums and the coverage and margin gates: the smallest worst shortfall below
- * the better single retriever. Held-out results are in bench/results/README.md.
+ * weights, weighted sums and the adaptive gate's thresholds: the smallest worst shortfall below
+ * the better single retriever, then the best mean. Held-out results are in bench/results/README.md.
  */
-export const DEFAULT_FUSION: FusionSettings = { method: 'adaptive', denseWeight: 0.6, lexicalWeight: 0.4, minCoverage: 0.85, minLexicalMargin: 0.2 };
+export const DEFAULT_FUSION: FusionSettings = {
+  method: 'adaptive',
+  denseWeight: 0.4,
+  lexicalWeight: 0.6,
+  minCoverage: 0.6,
+  minLexicalMargin: 0.05,
+  minScorePerTerm: 1,
+};
+
+/**
+ * How much a query's lexical list is worth, from its top hit: `coverage`, the share of the
+ * question's content words the hit's search text (title and text) holds; `margin`, how far its
+ * BM25 score stands above the second hit's, as a share of its own; `scorePerTerm`, its BM25
+ * score per content word of the question.
+ */
+export interface LexicalEvidence {
+  coverage: number;
+  margin: number;
+  scorePerTerm: number;
+}
+
+export function lexicalEvidence(query: string, lexical: ReadonlyArray<{ score: number; text: string; searchText?: string }>): LexicalEvidence {
+  const top = lexical[0];
+  if (!top) return { coverage: 0, margin: 0, scorePerTerm: 0 };
+  const terms = contentTerms(query);
+  return {
+    coverage: termCoverage(terms, top.searchText ?? top.text),
+    margin: lexical.length > 1 ? (top.score - lexical[1]!.score) / top.score : 1,
+    scorePerTerm: top.score / Math.max(terms.size, 1),
+  };
+}
+
+/** The weights a fusion gives one query's two lists, given its lexical evidence. */
+export function fusionWeights(fusion: FusionSettings, evidence: LexicalEvidence): { dense: number; lexical: number } {
+  if (fusion.method !== 'adaptive') return { dense: fusion.denseWeight, lexical: fusion.lexicalWeight };
+  const counts =
+    evidence.coverage >= (fusion.minCoverage ?? 1) &&
+    evidence.margin >= (fusion.minLexicalMargin ?? 0) &&
+    evidence.scorePerTerm >= (fusion.minScorePerTerm ?? 0);
+  return { dense: fusion.denseWeight, lexical: counts ? fusion.lexicalWeight : (fusion.weakLexicalWeight ?? 0) };
+}
 
 /** A nearest neighbour from the native index: a unit's row number and its similarity. */
 interface DenseRow {
@@ -507,23 +544,24 @@ export class RetrievalService {
 }
 
 /** One query's candidates from one retriever, best first. */
-type Candidates<T> = ReadonlyArray<T & { id: string; score: number; text: string }>;
+type Candidates<T> = ReadonlyArray<T & { id: string; score: number; text: string; searchText?: string }>;
 
 /** Fuses one query's dense and lexical candidates into one ranking, each item scored by the fusion. */
 export async function fuseCandidates<T>(query: string, dense: Candidates<T>, lexical: Candidates<T>, fusion: FusionSettings): Promise<Array<T & { id: string; score: number; text: string }>> {
+  return fuseWithWeights(dense, lexical, fusion, fusionWeights(fusion, lexicalEvidence(query, lexical)));
+}
+
+/** Fuses one query's candidates with the weights its lexical evidence earned (so a benchmark can judge the evidence once per query). */
+export async function fuseWithWeights<T>(
+  dense: Candidates<T>,
+  lexical: Candidates<T>,
+  fusion: FusionSettings,
+  weights: { dense: number; lexical: number },
+): Promise<Array<T & { id: string; score: number; text: string }>> {
   const lists = {
     dense: { ids: dense.map((hit) => hit.id), scores: dense.map((hit) => hit.score) },
     lexical: { ids: lexical.map((hit) => hit.id), scores: lexical.map((hit) => hit.score) },
   };
-  let weights = { dense: fusion.denseWeight, lexical: fusion.lexicalWeight };
-  if (fusion.method === 'adaptive' || fusion.method === 'proportional') {
-    const coverage = lexical.length > 0 ? termCoverage(contentTerms(query), lexical[0]!.text) : 0;
-    const margin = lexical.length > 1 ? (lexical[0]!.score - lexical[1]!.score) / lexical[0]!.score : 1;
-    const agrees = lexical.length > 0 && dense.slice(0, fusion.agreementDepth ?? 0).some((hit) => hit.id === lexical[0]!.id);
-    const counts = (coverage >= (fusion.minCoverage ?? 1) && margin >= (fusion.minLexicalMargin ?? 0)) || agrees;
-    const lexicalWeight = fusion.method === 'proportional' ? weights.lexical * coverage : counts ? weights.lexical : (fusion.weakLexicalWeight ?? 0);
-    weights = { ...weights, lexical: lexicalWeight };
-  }
   const fused =
     fusion.method === 'rrf'
       ? await Fusion.rrf([lists.dense.ids, lists.lexical.ids], { k: fusion.rrfK, weights: [weights.dense, weights.lexical] })
