@@ -77,7 +77,12 @@ export async function runIngestBenchmark(options: { articles: number; changeRate
         },
         second: {
           sentences: secondReport.sentences.total,
-          changed: secondReport.sentences.changed,
+          labels: {
+            unchanged: secondReport.sentences.unchanged,
+            changed: secondReport.sentences.changed,
+            new: secondReport.sentences.new,
+            deleted: secondReport.sentences.deleted,
+          },
           seconds: secondReport.durationMs / 1000,
           sentencesPerSecond: Math.round(secondReport.sentences.total / (secondReport.durationMs / 1000)),
           factsUpdated: secondReport.facts.updated,
