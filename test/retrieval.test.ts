@@ -195,10 +195,10 @@ describe('retrieval', () => {
 
 describe('lexical search text', () => {
   let runtime: Runtime;
-  const club = (title: string) => ({
+  const club = (title: string, ground = 'the Allianz Arena') => ({
     id: 'club',
     title,
-    text: 'The club plays in the Allianz Arena.\n\nHerbert Hainer has been club president since 2019.',
+    text: `The club plays in ${ground}.\n\nHerbert Hainer has been club president since 2019.`,
     infobox: {},
   });
   const lexical = (query: string, asOf: string, unit = SearchUnit.PASSAGE) =>
@@ -222,11 +222,14 @@ describe('lexical search text', () => {
     }
   });
 
-  it('searches the current title after a rename, keeping the unchanged passage', async () => {
+  it('searches the current title after a rename; a version closed by it keeps the title of its time', async () => {
     const [before] = await lexical('Rekordmeister president', '2024-02-01');
-    await runtime.services.ingest.ingest([club('FC Bayern Munich')], { takenAt: day('2024-03-01'), source: 'test' });
+    await runtime.services.ingest.ingest([club('FC Bayern Munich', 'Munich')], { takenAt: day('2024-03-01'), source: 'test' });
     const [after] = await lexical('Bayern president', '2024-03-02');
-    assert.equal(after?.id, before?.id);
+    assert.equal(after?.id, before?.id, 'the unchanged passage keeps its node');
     assert.ok(!(await lexical('Rekordmeister', '2024-03-02')).some((hit) => hit.articleId === 'club'));
+    const [closed] = await lexical('Rekordmeister Allianz Arena', '2024-02-01');
+    assert.equal(closed?.text, 'The club plays in the Allianz Arena.');
+    assert.ok(!(await lexical('Bayern', '2024-02-01')).some((hit) => hit.text === 'The club plays in the Allianz Arena.'), 'no new title on the closed version');
   });
 });

@@ -74,20 +74,26 @@ export class IngestRepository {
   /** Writes the plans of one batch with their change events; returns how many events. */
   async writePlans(snapshot: SnapshotContext, plans: ArticlePlan[]): Promise<number> {
     const params = { snapshotId: snapshot.id, at: toNeo4jDateTime(snapshot.takenAt) };
-    await this.tx.run(
+    const renamed = await this.tx.run<{ id: string }>(
       `UNWIND $articles AS row
        MERGE (a:Article {id: row.id})
        ON CREATE SET a.validFrom = $at, a.recordedAt = datetime()
        WITH a, row, a.title IS NOT NULL AND a.title <> row.title AS renamed
        SET a.title = row.title, a.lastSnapshotId = $snapshotId, a.validTo = null
        WITH a WHERE renamed
-       MATCH (a)-[:HAS_SENTENCE|HAS_PASSAGE]->(u) WHERE u.validTo IS NULL
-       SET u.searchText = ${searchTextCypher('a', 'u.text')}`,
+       RETURN a.id AS id`,
       { ...params, articles: plans.map((plan) => ({ id: plan.articleId, title: plan.title })) },
     );
     await this.closeVersions(plans.flatMap((plan) => plan.closeSentenceIds), 'Sentence', params.at);
     await this.closeVersions(plans.flatMap((plan) => plan.closeFactIds), 'Fact', params.at);
     await this.closeVersions(plans.flatMap((plan) => plan.closePassageIds), 'Passage', params.at);
+    // Versions that remain valid are searched under the new title; closed ones keep the title of their time.
+    await this.tx.run(
+      `UNWIND $ids AS id
+       MATCH (a:Article {id: id})-[:HAS_SENTENCE|HAS_PASSAGE]->(u) WHERE u.validTo IS NULL
+       SET u.searchText = ${searchTextCypher('a', 'u.text')}`,
+      { ids: renamed.map((row) => row.id) },
+    );
     await this.tx.run(
       `UNWIND $sentences AS row
        MATCH (a:Article {id: row.articleId})
