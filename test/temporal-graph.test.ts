@@ -264,4 +264,12 @@ describe('temporal knowledge graph', () => {
     assert.equal(forHundred, forTen, 'round trips must not grow with the page size');
     assert.ok(forHundred <= 7, `expected at most 7 round trips, got ${forHundred}`);
   });
+
+  it('reads no change history after an ingest when nothing follows the change feed', async () => {
+    await ingestBoth();
+    const before = runtime.services.db.queryCount;
+    runtime.services.changeFeed.poke();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(runtime.services.db.queryCount, before);
+  });
 });

@@ -43,6 +43,7 @@ export class ChangeFeed {
   private latestSeq = 0;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
+  private started = false;
   private stopped = false;
   /** Aborted once stop() has finished: it ends every subscription. */
   private readonly stopping = new AbortController();
@@ -58,12 +59,17 @@ export class ChangeFeed {
 
   async start(): Promise<void> {
     this.latestSeq = await this.repository.latestChangeSeq();
+    this.started = true;
     this.schedule();
   }
 
-  /** Looks for new events now rather than at the next tick (called after an in-process ingest). */
+  /**
+   * Looks for new events now rather than at the next tick (called after an in-process ingest).
+   * A feed that was never started (a CLI ingest, a test runtime) has no subscribers and no
+   * position: polling it would read the whole change history after every batch.
+   */
   poke(): void {
-    void this.poll();
+    if (this.started && !this.stopped) void this.poll();
   }
 
   async stop(): Promise<void> {
