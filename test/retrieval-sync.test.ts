@@ -152,6 +152,38 @@ describe('a whole corpus replaced within one minute', () => {
   });
 });
 
+describe('a search whose best candidates are all closed versions', () => {
+  let runtime: Runtime;
+  const buoys = Array.from({ length: 150 }, (_, i) => `Buoy ${i + 1}`);
+
+  before(async () => {
+    runtime = await openTestRuntime();
+    await resetKnowledge(runtime);
+    const { ingest } = runtime.services;
+    // Short, closed versions that Lucene and the vector index rank above the one valid match.
+    await ingest.ingest(buoys.map((id) => article(id, `${id} reported a gale warning.`)), { takenAt: at('2024-05-01T00:00:00Z'), source: 'test' });
+    await ingest.ingest(
+      [
+        ...buoys.map((id) => article(id, `${id} reported calm seas.`)),
+        article('Harbour office', 'The harbour office keeps the records of shipping, tides, moorings and fees for visiting yachts, and it posted a gale warning for the coming night.'),
+      ],
+      { takenAt: at('2024-05-02T00:00:00Z'), source: 'test' },
+    );
+    await runtime.services.retrieval.catchUp();
+  });
+  after(async () => {
+    await runtime.close();
+  });
+
+  it('searches deeper than the first candidates until it finds the valid versions, in every mode', async () => {
+    for (const mode of ALL_MODES) {
+      const hits = await runtime.services.retrieval.search('gale warning', { asOf: at('2024-05-03T00:00:00Z'), k: 3, mode, unit: SearchUnit.PASSAGE });
+      assert.equal(hits[0]?.articleId, 'Harbour office', `${mode}: ${hits.map((hit) => hit.text).join(' | ')}`);
+      assert.ok(hits.every((hit) => isValidAt(hit, at('2024-05-03T00:00:00Z'))), mode);
+    }
+  });
+});
+
 describe('a server beside a CLI ingest in another process', () => {
   let runtime: Runtime;
   let server: RunningServer;

@@ -255,9 +255,10 @@ export class RetrievalRepository {
 
   /**
    * BM25 search through Neo4j's fulltext index (Lucene), keeping units valid at asOf. Lucene
-   * does not know valid time, so it is asked for a wider candidate list than k. The units at
-   * `alsoLoadRowIds` (another retriever's candidates) are loaded in the same round trip, so a
-   * hybrid search needs no second query to turn fused candidates into units.
+   * does not know valid time, so it is asked for a wider candidate list than k, deepened while
+   * closed versions crowd out the valid ones. The units at `alsoLoadRowIds` (another retriever's
+   * candidates) are loaded in the same round trip, so a hybrid search needs no second query to
+   * turn fused candidates into units.
    */
   async lexicalSearch(
     label: UnitLabel,
@@ -268,28 +269,29 @@ export class RetrievalRepository {
   ): Promise<{ hits: ScoredUnit[]; loaded: Map<number, UnitRecord> }> {
     const escaped = luceneQuery(query);
     if (escaped === '') return { hits: [], loaded: await this.unitsByRowIds(label, alsoLoadRowIds) };
-    const rows = await this.db.run<{ hits: Array<Record<string, unknown>>; loaded: Array<Record<string, unknown>> }>(
-      `CALL {
-         CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
-         WHERE ${validAtCypher('u')}
-         WITH u, score ORDER BY score DESC, u.id LIMIT $k
-         RETURN collect(${LEXICAL_HIT_FIELDS}) AS hits
-       }
-       CALL {
-         UNWIND $rowIds AS rowId MATCH (u:${label} {rowId: rowId})
-         RETURN collect(${UNIT_FIELDS}) AS loaded
-       }
-       RETURN hits, loaded`,
-      {
-        index: FULLTEXT_INDEX[label],
-        query: escaped,
-        candidates: int(Math.max(100, k * 4)),
-        k: int(k),
-        asOf: toNeo4jDateTime(asOf),
-        rowIds: alsoLoadRowIds.map(int),
-      },
-    );
-    return { hits: rows[0]!.hits.map(toLexicalHit), loaded: byRowId(rows[0]!.loaded) };
+    const { hits, loaded } = await untilEnoughValid(k, async (candidates) => {
+      const rows = await this.db.run<{ scanned: number; hits: Array<Record<string, unknown>>; loaded: Array<Record<string, unknown>> }>(
+        `CALL {
+           CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
+           ${VALID_CANDIDATES(LEXICAL_HIT_FIELDS)}
+         }
+         CALL {
+           UNWIND $rowIds AS rowId MATCH (u:${label} {rowId: rowId})
+           RETURN collect(${UNIT_FIELDS}) AS loaded
+         }
+         RETURN scanned, hits, loaded`,
+        {
+          index: FULLTEXT_INDEX[label],
+          query: escaped,
+          candidates: int(candidates),
+          k: int(k),
+          asOf: toNeo4jDateTime(asOf),
+          rowIds: alsoLoadRowIds.map(int),
+        },
+      );
+      return rows[0]!;
+    });
+    return { hits: hits.map(toLexicalHit), loaded: byRowId(loaded) };
   }
 
   vectorIndexName(label: UnitLabel, dimension: number): string {
@@ -305,19 +307,53 @@ export class RetrievalRepository {
 
   /** Approximate (HNSW) search through Neo4j's own vector index: the comparison path. */
   async vectorSearch(label: UnitLabel, embedding: number[], embedderId: string, asOf: Date, k: number): Promise<ScoredUnit[]> {
-    const rows = await this.db.run<{ hit: Record<string, unknown> }>(
-      `CALL db.index.vector.queryNodes($index, $candidates, $embedding) YIELD node AS u, score
-       WHERE u.embedderId = $embedderId AND ${validAtCypher('u')}
-       RETURN ${SCORED_UNIT_FIELDS} AS hit ORDER BY score DESC, u.id LIMIT $k`,
-      {
-        index: this.vectorIndexName(label, embedding.length),
-        candidates: int(Math.max(100, k * 4)),
-        embedding,
-        embedderId,
-        k: int(k),
-        asOf: toNeo4jDateTime(asOf),
-      },
-    );
-    return rows.map((row) => toScoredUnit(row.hit));
+    const { hits } = await untilEnoughValid(k, async (candidates) => {
+      const rows = await this.db.run<{ scanned: number; hits: Array<Record<string, unknown>> }>(
+        `CALL db.index.vector.queryNodes($index, $candidates, $embedding) YIELD node AS u, score
+         ${VALID_CANDIDATES(SCORED_UNIT_FIELDS, 'u.embedderId = $embedderId')}`,
+        {
+          index: this.vectorIndexName(label, embedding.length),
+          candidates: int(candidates),
+          embedding,
+          embedderId,
+          k: int(k),
+          asOf: toNeo4jDateTime(asOf),
+        },
+      );
+      return rows[0]!;
+    });
+    return hits.map(toScoredUnit);
+  }
+}
+
+/** Candidates asked of a fulltext or vector index at most, for one query. */
+const MAX_INDEX_CANDIDATES = 25_600;
+
+/**
+ * Cypher that follows an index call yielding `u, score`: how many candidates the index gave
+ * (`scanned`) and the best k of them valid at $asOf and meeting `condition` (`hits`, as
+ * `fields`), in one row even when there are none.
+ */
+const VALID_CANDIDATES = (fields: string, condition = 'true'): string =>
+  `WITH collect({u: u, score: score}) AS candidates
+   CALL {
+     WITH candidates
+     UNWIND candidates AS candidate
+     WITH candidate.u AS u, candidate.score AS score
+     WHERE ${validAtCypher('u')} AND ${condition}
+     WITH u, score ORDER BY score DESC, u.id LIMIT $k
+     RETURN collect(${fields}) AS hits
+   }
+   RETURN size(candidates) AS scanned, hits`;
+
+/**
+ * Runs an index search whose candidates are filtered by valid time after the index ranked them
+ * (Lucene and HNSW know nothing of it), asking for 4 times more candidates while the filter
+ * leaves fewer than k of a full list: the closed versions of a long history can fill the first ones.
+ */
+async function untilEnoughValid<R extends { scanned: number; hits: unknown[] }>(k: number, search: (candidates: number) => Promise<R>): Promise<R> {
+  for (let candidates = Math.max(100, k * 4); ; candidates *= 4) {
+    const result = await search(candidates);
+    if (result.hits.length >= k || result.scanned < candidates || candidates * 4 > MAX_INDEX_CANDIDATES) return result;
   }
 }
