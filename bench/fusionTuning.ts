@@ -1,5 +1,5 @@
 import { contextsAsCorpus, isRelevant, readQaFile, splitByArticle, type QaItem } from '../src/retrieval/evaluation.js';
-import { fusionWeights, fuseWithWeights, lexicalEvidence, SearchMode, SearchUnit, type FusionSettings, type LexicalEvidence, type RetrievalService, type SearchHit } from '../src/retrieval/retrievalService.js';
+import { fusionWeights, fuseWithWeights, lexicalEvidence, queryTerms, SearchMode, SearchUnit, type FusionSettings, type LexicalEvidence, type RetrievalService, type SearchHit } from '../src/retrieval/retrievalService.js';
 import { deleteAllKnowledge } from '../src/graph/maintenance.js';
 import { loadDemoCorpus } from './retrievalEval.js';
 import { machine, openBenchRuntime, writeResult } from './common.js';
@@ -40,7 +40,7 @@ async function fetchLists(retrieval: RetrievalService, items: QaItem[], defaultA
       const dense = await retrieval.batchSearch(questions, { ...options, mode: SearchMode.DENSE });
       const lexical = await retrieval.batchSearch(questions, { ...options, mode: SearchMode.LEXICAL });
       group.forEach((item, i) =>
-        lists.push({ item, dense: dense[i]!, lexical: lexical[i]!, evidence: lexicalEvidence(item.question, lexical[i]!), firstRelevant: new Map() }),
+        lists.push({ item, dense: dense[i]!, lexical: lexical[i]!, evidence: lexicalEvidence(queryTerms(item.question), lexical[i]!), firstRelevant: new Map() }),
       );
     }
   }
@@ -68,7 +68,7 @@ function score(firstRanks: number[]): Scores {
 async function fusedScores(lists: QuestionLists[], fusion: FusionSettings): Promise<Scores> {
   const ranks: number[] = [];
   for (const entry of lists) {
-    const weights = fusionWeights(fusion, entry.evidence);
+    const weights = fusionWeights(fusion, entry.evidence, entry.dense.length);
     const key = `${fusion.method} ${fusion.rrfK ?? ''} ${weights.dense} ${weights.lexical}`;
     let rank = entry.firstRelevant.get(key);
     if (rank === undefined) {

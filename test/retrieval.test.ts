@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { chunkPassages } from '../src/retrieval/passages.js';
 import { escapeLucene } from '../src/graph/retrievalRepository.js';
 import { contentTerms, termCoverage } from '../src/text/language.js';
-import { DEFAULT_FUSION, fusionWeights, lexicalEvidence, SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
+import { DEFAULT_FUSION, fuseCandidates, fusionWeights, lexicalEvidence, SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
 import type { Logger } from '../src/server/logger.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, testDataDir } from './support.js';
@@ -63,11 +63,40 @@ describe('hybrid fusion weights', () => {
     const counted = { dense: DEFAULT_FUSION.denseWeight, lexical: DEFAULT_FUSION.lexicalWeight };
     const denseAlone = { dense: DEFAULT_FUSION.denseWeight, lexical: 0 };
     const strong = { coverage: 1, margin: 0.5, scorePerTerm: 2 };
-    assert.deepEqual(fusionWeights(DEFAULT_FUSION, strong), counted);
-    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, coverage: 0.5 }), denseAlone, 'a top hit holding half the words');
-    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, margin: 0.01 }), denseAlone, 'a flat BM25 list');
-    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, scorePerTerm: 0.5 }), denseAlone, 'weak matches of common words');
-    assert.deepEqual(fusionWeights({ method: 'weighted', denseWeight: 0.5, lexicalWeight: 0.5 }, { coverage: 0, margin: 0, scorePerTerm: 0 }), { dense: 0.5, lexical: 0.5 });
+    assert.deepEqual(fusionWeights(DEFAULT_FUSION, strong, 30), counted);
+    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, coverage: 0.5 }, 30), denseAlone, 'a top hit holding half the words');
+    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, margin: 0.01 }, 30), denseAlone, 'a flat BM25 list');
+    assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, scorePerTerm: 0.5 }, 30), denseAlone, 'weak matches of common words');
+    assert.deepEqual(fusionWeights({ method: 'weighted', denseWeight: 0.5, lexicalWeight: 0.5 }, { coverage: 0, margin: 0, scorePerTerm: 0 }, 30), { dense: 0.5, lexical: 0.5 });
+  });
+
+  it('keeps BM25 order when there is no dense list, however weak the lexical evidence', async () => {
+    const lexical = [
+      { id: 'b', score: 1.2, text: 'Bread is baked.' },
+      { id: 'a', score: 1.1, text: 'Bread rises.' },
+      { id: 'c', score: 0.3, text: 'Flour.' },
+    ];
+    const fused = await fuseCandidates('Who kneads the dough for the loaves?', [], lexical, DEFAULT_FUSION);
+    assert.deepEqual(fused.map((hit) => hit.id), ['b', 'a', 'c']);
+    assert.ok(fused[0]!.score > fused[1]!.score && fused[1]!.score > fused[2]!.score);
+  });
+
+  it('ranks hits tied at the tail as the retrievers did, not by id', async () => {
+    // A short dense list and a lexical list that does not count: every lexical-only hit and the
+    // last dense hit (min-max puts it at 0) score 0.
+    const dense = [
+      { id: 'z1', score: 0.9, text: 'Bakers knead dough before the loaves are shaped.' },
+      { id: 'z2', score: 0.5, text: 'The dough rests overnight.' },
+    ];
+    const lexical = [
+      { id: 'b', score: 1.2, text: 'Bread is baked.' },
+      { id: 'a', score: 1.1, text: 'Bread rises.' },
+      { id: 'c', score: 0.3, text: 'Flour.' },
+    ];
+    const fused = await fuseCandidates('Who kneads the dough for the loaves?', dense, lexical, DEFAULT_FUSION);
+    assert.deepEqual(fused.map((hit) => hit.id), ['z1', 'z2', 'b', 'a', 'c']);
+    const both = await fuseCandidates('q', [{ id: 'y', score: 1, text: '' }, { id: 'x', score: 0, text: '' }], [{ id: 'w', score: 2, text: '' }, { id: 'v', score: 1, text: '' }], { method: 'weighted', denseWeight: 0.4, lexicalWeight: 0.6 });
+    assert.deepEqual(both.map((hit) => hit.id), ['w', 'y', 'v', 'x'], 'a 0-0 tie goes to the heavier list first');
   });
 });
 

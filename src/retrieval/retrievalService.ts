@@ -111,9 +111,13 @@ export function lexicalEvidence(query: string, lexical: ReadonlyArray<{ score: n
   };
 }
 
-/** The weights a fusion gives one query's two lists, given its lexical evidence. */
-export function fusionWeights(fusion: FusionSettings, evidence: LexicalEvidence): { dense: number; lexical: number } {
-  if (fusion.method !== 'adaptive') return { dense: fusion.denseWeight, lexical: fusion.lexicalWeight };
+/**
+ * The weights a fusion gives one query's two lists, given its lexical evidence and how many dense
+ * candidates it has. Without dense candidates (nothing embedded yet) the lexical list counts
+ * whatever its evidence: weighting it 0 would leave every hit at 0, in no order.
+ */
+export function fusionWeights(fusion: FusionSettings, evidence: LexicalEvidence, denseCandidates: number): { dense: number; lexical: number } {
+  if (fusion.method !== 'adaptive' || denseCandidates === 0) return { dense: fusion.denseWeight, lexical: fusion.lexicalWeight };
   const counts =
     evidence.coverage >= (fusion.minCoverage ?? 1) &&
     evidence.margin >= (fusion.minLexicalMargin ?? 0) &&
@@ -548,7 +552,7 @@ type Candidates<T> = ReadonlyArray<T & { id: string; score: number; text: string
 
 /** Fuses one query's dense and lexical candidates into one ranking, each item scored by the fusion. */
 export async function fuseCandidates<T>(query: string, dense: Candidates<T>, lexical: Candidates<T>, fusion: FusionSettings): Promise<Array<T & { id: string; score: number; text: string }>> {
-  return fuseWithWeights(dense, lexical, fusion, fusionWeights(fusion, lexicalEvidence(query, lexical)));
+  return fuseWithWeights(dense, lexical, fusion, fusionWeights(fusion, lexicalEvidence(query, lexical), dense.length));
 }
 
 /** Fuses one query's candidates with the weights its lexical evidence earned (so a benchmark can judge the evidence once per query). */
@@ -566,8 +570,19 @@ export async function fuseWithWeights<T>(
     fusion.method === 'rrf'
       ? await Fusion.rrf([lists.dense.ids, lists.lexical.ids], { k: fusion.rrfK, weights: [weights.dense, weights.lexical] })
       : await Fusion.weightedSum(lists, weights);
+  // The addon breaks ties by id. Exact ties are common at the tail: min-max puts each list's last
+  // hit at 0, and a list weighted 0 scores all its hits 0. Order them as the retrievers did instead.
+  const [primary, secondary] = weights.lexical > weights.dense ? [lists.lexical.ids, lists.dense.ids] : [lists.dense.ids, lists.lexical.ids];
+  const byPrimary = positions(primary);
+  const bySecondary = positions(secondary);
+  const position = (ranks: Map<string, number>, id: string): number => ranks.get(id) ?? Number.MAX_SAFE_INTEGER;
+  fused.sort((a, b) => b.score - a.score || position(byPrimary, a.id) - position(byPrimary, b.id) || position(bySecondary, a.id) - position(bySecondary, b.id));
   const units = new Map([...lexical, ...dense].map((hit) => [hit.id, hit]));
   return fused.map((item) => ({ ...units.get(item.id)!, score: item.score }));
+}
+
+function positions(ids: readonly string[]): Map<string, number> {
+  return new Map(ids.map((id, i) => [id, i]));
 }
 
 /**
