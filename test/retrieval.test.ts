@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chunkPassages } from '../src/retrieval/passages.js';
@@ -193,13 +194,38 @@ describe('retrieval', () => {
     assert.deepEqual(hits.map((hit) => hit.text), ['Bread is baked from flour and water.']);
   });
 
+  it('loads a whole save when processes sharing a data directory save their indexes at once', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'chronoql-saves-'));
+    const open = () => RetrievalService.open({ db: runtime.services.db, dataDir, connection: runtime.neo4j });
+    const indexed = runtime.services.retrieval.status().indexedRows;
+    try {
+      for (let round = 0; round < 5; round += 1) {
+        // Both build (first round) or load the saved index, then save it on close, at the same time.
+        const writers = [await open(), await open()];
+        await Promise.all(writers.map((writer) => writer.refresh()));
+        await Promise.all(writers.map((writer) => writer.close()));
+        const reader = await open();
+        try {
+          assert.equal((await reader.refresh()).added, 0, `round ${round}: the saved rows and vectors are one save's`);
+          assert.deepEqual(reader.status().indexedRows, indexed, `round ${round}`);
+        } finally {
+          await reader.close();
+        }
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   // Last: it closes the runtime's retrieval service.
   it('rebuilds the vector index from Neo4j when the saved index is corrupt or deleted', async () => {
     const query = { asOf: day('2024-10-02'), k: 5, mode: SearchMode.DENSE, unit: SearchUnit.PASSAGE };
     const before = await runtime.services.retrieval.search('highest mountain', query);
     await runtime.services.retrieval.close();
     const [embedderDirectory] = await readdir(join(testDataDir, 'indexes'));
-    const saved = join(testDataDir, 'indexes', embedderDirectory!, 'passage.vectors');
+    const directory = join(testDataDir, 'indexes', embedderDirectory!);
+    const { generation } = JSON.parse(await readFile(join(directory, 'passage.json'), 'utf8')) as { generation: string };
+    const saved = join(directory, generation, 'vectors');
     const bytes = await readFile(saved);
     bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x40; // one bit of one vector
     await writeFile(saved, bytes);

@@ -1,6 +1,6 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import type { RetrievalRepository, SyncPoint, UnitLabel } from '../graph/retrievalRepository.js';
 import { INDEX_TIME_UNIT, indexEnd, indexInterval } from '../graph/validity.js';
 import { VectorIndex, type QueryResult } from '../native/index.js';
@@ -12,6 +12,11 @@ import { VectorIndex, type QueryResult } from '../native/index.js';
  */
 const SYNC_OVERLAP_MS = 30_000;
 const PAGE = 2000;
+/**
+ * A save's files younger than this are spared by another save's clean-up: they may be a
+ * concurrent save in progress, in this process or another one sharing the data directory.
+ */
+const PRUNE_AFTER_MS = 60_000;
 
 interface Sidecar {
   /** The Neo4j store's retrieval identity the index was built from. */
@@ -22,6 +27,8 @@ interface Sidecar {
   timeUnit: string;
   /** Server time at the start of the last completed sync (ISO). */
   watermark: string;
+  /** The directory, beside the sidecar, that holds this save's vectors and row set. */
+  generation: string;
 }
 
 /** Row numbers already in the index, one bit each, so a sync never adds a row twice. */
@@ -64,6 +71,9 @@ function isZero(vector: ArrayLike<number>): boolean {
  * embeddings stored in Neo4j when the file is missing or belongs to another embedder.
  */
 export class UnitVectorIndex {
+  /** Generations this object saved: finished, so the next save may remove them at once. */
+  private readonly saved = new Set<string>();
+
   private constructor(
     readonly label: UnitLabel,
     private index: VectorIndex,
@@ -86,17 +96,15 @@ export class UnitVectorIndex {
     onDiscard?: (reason: string) => void;
   }): Promise<UnitVectorIndex> {
     const { label, embedderId, dimension, directory, repository, storeId } = options;
-    const files = UnitVectorIndex.files(directory, label);
-    if (existsSync(files.sidecar) && existsSync(files.index) && existsSync(files.rows)) {
-      const sidecar = JSON.parse(await readFile(files.sidecar, 'utf8')) as Sidecar;
-      if (sidecar.storeId === storeId && sidecar.embedderId === embedderId && sidecar.dimension === dimension && sidecar.timeUnit === INDEX_TIME_UNIT) {
-        try {
-          const index = await VectorIndex.load(files.index);
-          const rows = RowSet.from(await readFile(files.rows));
-          return new UnitVectorIndex(label, index, rows, new Date(sidecar.watermark), storeId, embedderId, directory, repository);
-        } catch (error) {
-          options.onDiscard?.(`the saved ${label} index cannot be used (${(error as Error).message}); rebuilding it from Neo4j`);
-        }
+    const sidecar = await readSidecar(UnitVectorIndex.files(directory, label).sidecar);
+    if (sidecar && sidecar.storeId === storeId && sidecar.embedderId === embedderId && sidecar.dimension === dimension && sidecar.timeUnit === INDEX_TIME_UNIT) {
+      try {
+        if (typeof sidecar.generation !== 'string' || basename(sidecar.generation) !== sidecar.generation) throw new Error('saved in an older layout');
+        const index = await VectorIndex.load(join(directory, sidecar.generation, 'vectors'));
+        const rows = RowSet.from(await readFile(join(directory, sidecar.generation, 'rows')));
+        return new UnitVectorIndex(label, index, rows, new Date(sidecar.watermark), storeId, embedderId, directory, repository);
+      } catch (error) {
+        options.onDiscard?.(`the saved ${label} index cannot be used (${(error as Error).message}); rebuilding it from Neo4j`);
       }
     }
     return new UnitVectorIndex(label, UnitVectorIndex.empty(dimension), new RowSet(), null, storeId, embedderId, directory, repository);
@@ -170,32 +178,67 @@ export class UnitVectorIndex {
     return this.index.searchArr(first, second, omega, k, { asOf, exclude });
   }
 
-  /** Writes the index, its row set and its watermark; the sidecar goes last so a torn save is ignored. */
+  /**
+   * Writes the index and its row set into a new generation directory, then points the sidecar
+   * (with the watermark) at it in one rename. A server and a CLI ingest sharing the data
+   * directory may save at once: each writes only files of its own until that rename, so a
+   * reader always finds a vector file and a row set from the same save.
+   */
   async save(): Promise<void> {
     if (!this.watermark) return;
     const files = UnitVectorIndex.files(this.directory, this.label);
-    await mkdir(this.directory, { recursive: true });
-    await rm(files.sidecar, { force: true });
-    await this.index.save(files.index);
-    await writeFile(`${files.rows}.tmp`, this.rows.toBuffer());
-    await rename(`${files.rows}.tmp`, files.rows);
+    const generation = `${files.prefix}${randomUUID()}`;
+    await mkdir(join(this.directory, generation), { recursive: true });
+    await this.index.save(join(this.directory, generation, 'vectors'));
+    await writeFile(join(this.directory, generation, 'rows'), this.rows.toBuffer());
     const sidecar: Sidecar = {
       storeId: this.storeId,
       embedderId: this.embedderId,
       dimension: this.index.dimension,
       timeUnit: INDEX_TIME_UNIT,
       watermark: this.watermark.toISOString(),
+      generation,
     };
-    await writeFile(`${files.sidecar}.tmp`, JSON.stringify(sidecar));
-    await rename(`${files.sidecar}.tmp`, files.sidecar);
+    const temporary = `${files.sidecar}.${randomUUID()}.tmp`;
+    await writeFile(temporary, JSON.stringify(sidecar));
+    await rename(temporary, files.sidecar);
+    this.saved.add(generation);
+    await this.prune(files);
+  }
+
+  /**
+   * Removes what earlier saves left behind: generations the sidecar no longer names, torn
+   * writes, older layouts. Another process's files are removed only once they are old enough
+   * not to be a save in progress.
+   */
+  private async prune(files: { sidecar: string; prefix: string }): Promise<void> {
+    const current = (await readSidecar(files.sidecar))?.generation;
+    for (const entry of await readdir(this.directory)) {
+      if (!entry.startsWith(files.prefix) || entry === basename(files.sidecar) || entry === current) continue;
+      const path = join(this.directory, entry);
+      const modified = this.saved.has(entry) ? 0 : await stat(path).then((stats) => stats.mtimeMs, () => Date.now());
+      if (Date.now() - modified > PRUNE_AFTER_MS) {
+        await rm(path, { recursive: true, force: true });
+        this.saved.delete(entry);
+      }
+    }
   }
 
   close(): void {
     this.index.close();
   }
 
-  private static files(directory: string, label: UnitLabel): { index: string; rows: string; sidecar: string } {
-    const base = join(directory, label.toLowerCase());
-    return { index: `${base}.vectors`, rows: `${base}.rows`, sidecar: `${base}.json` };
+  private static files(directory: string, label: UnitLabel): { sidecar: string; prefix: string } {
+    const prefix = `${label.toLowerCase()}.`;
+    return { sidecar: join(directory, `${prefix}json`), prefix };
+  }
+}
+
+/** The sidecar at `path`, or null when there is none; one from an older layout lacks fields, which open() checks. */
+async function readSidecar(path: string): Promise<Sidecar | null> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as Sidecar;
+  } catch {
+    return null;
   }
 }
