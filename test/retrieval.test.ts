@@ -200,7 +200,8 @@ describe('retrieval', () => {
     const indexed = runtime.services.retrieval.status().indexedRows;
     try {
       for (let round = 0; round < 5; round += 1) {
-        // Both build (first round) or load the saved index, then save it on close, at the same time.
+        // Both build the index from Neo4j, then save it on close, at the same time.
+        await rm(join(dataDir, 'indexes'), { recursive: true, force: true });
         const writers = [await open(), await open()];
         await Promise.all(writers.map((writer) => writer.refresh()));
         await Promise.all(writers.map((writer) => writer.close()));

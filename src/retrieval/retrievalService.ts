@@ -179,6 +179,8 @@ export interface RetrievalServiceOptions {
   replaceStoreEmbedder?: boolean;
 }
 
+/** While refreshing, a changed native index is saved at most this often (and always on close). */
+const SAVE_INTERVAL_MS = 60_000;
 /** Dense candidates asked of the native index beyond the depth needed, for hits the exact validity check drops. */
 const VALIDITY_MARGIN = 16;
 /** Only the first words of a query are searched: a megabyte of text must not reach Lucene or the encoder. */
@@ -464,7 +466,7 @@ export class RetrievalService {
         const outcome = await index.sync(point);
         added += outcome.added;
         closed += outcome.closed;
-        if (outcome.added + outcome.closed > 0) await index.save();
+        await index.save(SAVE_INTERVAL_MS);
       }
       this.lastSyncAt = point.now;
       this.syncError = null;
