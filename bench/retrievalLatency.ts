@@ -89,7 +89,8 @@ export async function runRetrievalLatencyBenchmark(options: { passages: number; 
       requestsPerMode: options.requests,
       latency,
     };
-    await writeResult('retrieval-latency', result);
+    // One file per corpus size, so measuring one size keeps the others' results.
+    await writeResult(`retrieval-latency-${options.passages}`, result);
     return result;
   } finally {
     await server.close();
