@@ -71,13 +71,16 @@ describe('hybrid fusion weights', () => {
     assert.deepEqual(fusionWeights({ method: 'weighted', denseWeight: 0.5, lexicalWeight: 0.5 }, { coverage: 0, margin: 0, scorePerTerm: 0 }, 30), { dense: 0.5, lexical: 0.5 });
   });
 
+  // BM25 hits for a question worded unlike them: the lexical list does not count.
+  const kneadQuestion = 'Who kneads the dough for the loaves?';
+  const breadHits = [
+    { id: 'b', score: 1.2, text: 'Bread is baked.' },
+    { id: 'a', score: 1.1, text: 'Bread rises.' },
+    { id: 'c', score: 0.3, text: 'Flour.' },
+  ];
+
   it('keeps BM25 order when there is no dense list, however weak the lexical evidence', async () => {
-    const lexical = [
-      { id: 'b', score: 1.2, text: 'Bread is baked.' },
-      { id: 'a', score: 1.1, text: 'Bread rises.' },
-      { id: 'c', score: 0.3, text: 'Flour.' },
-    ];
-    const fused = await fuseCandidates('Who kneads the dough for the loaves?', [], lexical, DEFAULT_FUSION);
+    const fused = await fuseCandidates(kneadQuestion, [], breadHits, DEFAULT_FUSION);
     assert.deepEqual(fused.map((hit) => hit.id), ['b', 'a', 'c']);
     assert.ok(fused[0]!.score > fused[1]!.score && fused[1]!.score > fused[2]!.score);
   });
@@ -89,12 +92,7 @@ describe('hybrid fusion weights', () => {
       { id: 'z1', score: 0.9, text: 'Bakers knead dough before the loaves are shaped.' },
       { id: 'z2', score: 0.5, text: 'The dough rests overnight.' },
     ];
-    const lexical = [
-      { id: 'b', score: 1.2, text: 'Bread is baked.' },
-      { id: 'a', score: 1.1, text: 'Bread rises.' },
-      { id: 'c', score: 0.3, text: 'Flour.' },
-    ];
-    const fused = await fuseCandidates('Who kneads the dough for the loaves?', dense, lexical, DEFAULT_FUSION);
+    const fused = await fuseCandidates(kneadQuestion, dense, breadHits, DEFAULT_FUSION);
     assert.deepEqual(fused.map((hit) => hit.id), ['z1', 'z2', 'b', 'a', 'c']);
     const both = await fuseCandidates('q', [{ id: 'y', score: 1, text: '' }, { id: 'x', score: 0, text: '' }], [{ id: 'w', score: 2, text: '' }, { id: 'v', score: 1, text: '' }], { method: 'weighted', denseWeight: 0.4, lexicalWeight: 0.6 });
     assert.deepEqual(both.map((hit) => hit.id), ['w', 'y', 'v', 'x'], 'a 0-0 tie goes to the heavier list first');
