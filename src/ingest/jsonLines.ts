@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
 import type { InputProblem } from './errors.js';
 
 export interface ParsedLine {
@@ -9,12 +10,16 @@ export interface ParsedLine {
   line: number;
 }
 
-/** Parses every non-blank line of a JSON Lines file; lines that are not JSON become problems. */
+/** Parses every non-blank line of a JSON Lines file (gzip-compressed when its name ends in .gz); lines that are not JSON become problems. */
 export async function readJsonLines(path: string): Promise<{ source: string; parsed: ParsedLine[]; problems: InputProblem[] }> {
   const source = basename(path);
   const parsed: ParsedLine[] = [];
   const problems: InputProblem[] = [];
-  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  const file = createReadStream(path);
+  const input = path.endsWith('.gz') ? file.pipe(createGunzip()) : file;
+  // pipe() does not pass a read error on; the line reader must see it to report the file.
+  if (input !== file) file.on('error', (error) => input.destroy(error));
+  const lines = createInterface({ input: input.setEncoding('utf8'), crlfDelay: Infinity });
   let lineNumber = 0;
   try {
     for await (const line of lines) {

@@ -108,7 +108,8 @@ function runs(tokens: readonly Token[], inside: (token: Token, index: number) =>
     let end = t + 1;
     while (end < tokens.length) {
       if (inside(tokens[end]!, end)) end++;
-      else if (joins(end) && end + 1 < tokens.length && inside(tokens[end + 1]!, end + 1)) end += 2;
+      // A joiner counts only with a token after it: a text may end mid-phrase ("the University of").
+      else if (end + 1 < tokens.length && joins(end) && inside(tokens[end + 1]!, end + 1)) end += 2;
       else break;
     }
     found.push({ start: t, end });
