@@ -232,6 +232,49 @@ describe('access control', () => {
     assert.match(answer, /^HTTP\/1\.1 408/);
   });
 
+  it('logs every error it masks as INTERNAL_SERVER_ERROR once, with its stack, request id, operation and path', async () => {
+    const server = await serve();
+    const { answering, changeFeed } = runtime.services;
+    const failures = { ask: answering.ask, subscribe: changeFeed.subscribe };
+    answering.ask = async () => {
+      throw new TypeError('a planted failure in ask');
+    };
+    changeFeed.subscribe = () => {
+      throw new TypeError('a planted failure in the change feed');
+    };
+    try {
+      const before = logs.length;
+      const response = await fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'req-masked-1' },
+        body: JSON.stringify({ query: 'query WhoLeads { first: ask(question: "Who leads?") { text } }', operationName: 'WhoLeads' }),
+      });
+      const body = (await response.json()) as { errors: Array<{ message: string; extensions: { code: string } }> };
+      assert.equal(body.errors[0]!.extensions.code, 'INTERNAL_SERVER_ERROR');
+      assert.match(body.errors[0]!.message, /the server log has the details/);
+      const entries = logs.slice(before).map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.msg === 'internal error');
+      assert.equal(entries.length, 1, 'logged exactly once');
+      assert.equal(entries[0]!.level, 50);
+      assert.equal(entries[0]!.requestId, 'req-masked-1');
+      assert.equal(entries[0]!.operationName, 'WhoLeads');
+      assert.deepEqual(entries[0]!.path, ['first']);
+      assert.match(entries[0]!.err.stack, /TypeError: a planted failure in ask\n\s+at /);
+
+      const beforeSubscription = logs.length;
+      const outcome = await subscribeOnce(server, { connectionParams: { Authorization: `Bearer ${reader}` } });
+      // A failure while opening the stream arrives as a result with errors, not as a protocol error.
+      assert.equal((outcome as { errors?: Array<{ extensions: { code: string } }> }).errors?.[0]?.extensions.code, 'INTERNAL_SERVER_ERROR', JSON.stringify(outcome));
+      const subscriptionEntries = logs.slice(beforeSubscription).map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.msg === 'internal error');
+      assert.equal(subscriptionEntries.length, 1);
+      assert.equal(subscriptionEntries[0]!.transport, 'websocket');
+      assert.ok(typeof subscriptionEntries[0]!.requestId === 'string' && subscriptionEntries[0]!.requestId.length > 0);
+      assert.match(subscriptionEntries[0]!.err.stack, /a planted failure in the change feed/);
+    } finally {
+      answering.ask = failures.ask;
+      changeFeed.subscribe = failures.subscribe;
+    }
+  });
+
   it('never writes a credential to the logs', async () => {
     assert.ok(logs.length > 0);
     const all = logs.join('\n');

@@ -25,4 +25,6 @@ export type RequestContext = {
   now: Date;
   /** Who is calling: null for an anonymous read. */
   principal: Principal | null;
+  /** The HTTP request's `x-request-id`, or the subscription's id: what the log files an error under. */
+  requestId: string | null;
 };

@@ -14,7 +14,7 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, type DocumentNode
 import { pinoHttp } from 'pino-http';
 import { Authenticator, unauthenticated, type Principal } from './auth.js';
 import type { Config } from './config.js';
-import { errorFormatter, sendError } from './errors.js';
+import { asReported, errorFormatter, logMaskedErrors, sendError } from './errors.js';
 import { QUERY_LIMITS, RequestRateLimiter, queryArmor, validateWithLimits } from './limits.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from './logger.js';
@@ -85,13 +85,11 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
   // A client that sends its request slowly (or never finishes it) is cut off, so idle sockets cannot pile up.
   const httpServer: Server = createServer({ requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.headersMs, connectionsCheckingInterval: 1_000 }, app);
 
-  // graphql-ws does not format errors: the same masking and codes as over HTTP. An error with no
-  // code that wraps a non-GraphQL error is unexpected (Apollo would call it INTERNAL_SERVER_ERROR).
+  // graphql-ws does not format errors: the same masking and codes as over HTTP, and the same log.
   const formatError = errorFormatter(options.mode);
-  const formatSubscriptionError = (error: GraphQLError) => {
-    const formatted = error.toJSON();
-    const unexpected = error.extensions?.code === undefined && error.originalError !== undefined && !(error.originalError instanceof GraphQLError);
-    return formatError(unexpected ? { ...formatted, extensions: { ...formatted.extensions, code: 'INTERNAL_SERVER_ERROR' } } : formatted, error);
+  const formatSubscriptionErrors = (errors: readonly GraphQLError[], subscription: { id: string; operationName?: string | null }) => {
+    logMaskedErrors(options.log, formatError, 'websocket', errors, { requestId: subscription.id, operationName: subscription.operationName });
+    return errors.map((error) => formatError(asReported(error, 'websocket'), error));
   };
   const armor = queryArmor();
   const validationRules = [...armor.validationRules, ...(options.mode === 'production' ? [NoSchemaIntrospectionCustomRule] : [])];
@@ -106,7 +104,7 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
       schema,
       // Authentication, rate and query limits, all before anything runs. graphql-ws skips its own
       // parse and validate when onSubscribe is given, so they are done here too.
-      onSubscribe: async (context, _id, payload) => {
+      onSubscribe: async (context, id, payload) => {
         let principal: Principal | null;
         let document: DocumentNode;
         try {
@@ -125,7 +123,7 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
           document,
           variableValues: payload.variables,
           operationName: payload.operationName,
-          contextValue: runtime.requestContext({ cache: false, principal }),
+          contextValue: runtime.requestContext({ cache: false, principal, requestId: id }),
         };
       },
       onComplete: () => {
@@ -133,16 +131,16 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
       },
       // A subscriber cut off for reading too slowly also loses its connection, with the reason:
       // the error message alone could sit unread in the buffers it stopped draining.
-      onError: (context, _id, _payload, errors) => {
+      onError: (context, id, payload, errors) => {
         const tooSlow = errors.find((error) => error.extensions?.code === 'SUBSCRIBER_TOO_SLOW');
         if (tooSlow) {
           metrics.slowSubscribers.inc();
           const reason = `too slow; resubscribe with afterSeq: ${String(tooSlow.extensions.resumeAfterSeq)}`;
           setImmediate(() => context.extra.socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, reason)); // after the error is queued
         }
-        return errors.map(formatSubscriptionError);
+        return formatSubscriptionErrors(errors, { id, operationName: payload.operationName });
       },
-      onNext: (_context, _id, _payload, _args, result) => (result.errors ? { ...result, errors: result.errors.map(formatSubscriptionError) } : undefined),
+      onNext: (_context, id, payload, _args, result) => (result.errors ? { ...result, errors: formatSubscriptionErrors(result.errors, { id, operationName: payload.operationName }) } : undefined),
     },
     wsServer,
   );
@@ -161,6 +159,11 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       metrics.apolloPlugin(),
+      {
+        requestDidStart: async () => ({
+          didEncounterErrors: async ({ errors, operationName, contextValue }) => logMaskedErrors(options.log, formatError, 'http', errors, { requestId: contextValue.requestId, operationName }),
+        }),
+      },
       { serverWillStart: async () => ({ drainServer: async () => wsCleanup.dispose() }) },
     ],
   });
@@ -233,7 +236,9 @@ export async function startServer(runtime: Runtime, options: ServerOptions): Pro
   app.use(
     GRAPHQL_PATH,
     express.json({ limit: QUERY_LIMITS.maxBodyBytes }),
-    expressMiddleware(apollo, { context: async ({ res }) => runtime.requestContext({ principal: (res.locals.principal as Principal | null | undefined) ?? null }) }),
+    expressMiddleware(apollo, {
+      context: async ({ req, res }) => runtime.requestContext({ principal: (res.locals.principal as Principal | null | undefined) ?? null, requestId: String(req.id) }),
+    }),
   );
   // Body-parser errors (too large, not JSON) answer as GraphQL errors in JSON, not as an HTML page with a stack trace.
   app.use((error: { status?: number; type?: string }, _request: express.Request, response: express.Response, next: express.NextFunction) => {

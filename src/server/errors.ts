@@ -1,8 +1,9 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { Response } from 'express';
-import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { Neo4jError } from 'neo4j-driver';
 import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
+import type { Logger } from './logger.js';
 
 /** Driver codes for a Neo4j that cannot be reached (down, restarting, or no connection free in time). */
 const NEO4J_UNAVAILABLE = new Set(['ServiceUnavailable', 'SessionExpired', 'Neo.ClientError.Cluster.NotALeader']);
@@ -45,6 +46,35 @@ export function errorFormatter(mode: 'development' | 'production') {
       extensions: { code: 'INTERNAL_SERVER_ERROR', ...(mode === 'development' ? { detail: formatted.message } : {}) },
     };
   };
+}
+
+/**
+ * An error as Apollo hands it to the formatter: an error with no code is unexpected. Over
+ * graphql-ws, an error without a code that wraps no GraphQL error comes from a field's own
+ * validation and keeps its message; one that wraps another error is unexpected too.
+ */
+export function asReported(error: GraphQLError, transport: 'http' | 'websocket'): GraphQLFormattedError {
+  const formatted = error.toJSON();
+  if (error.extensions?.code !== undefined) return formatted;
+  const unexpected = transport === 'http' || (error.originalError !== undefined && !(error.originalError instanceof GraphQLError));
+  return unexpected ? { ...formatted, extensions: { ...formatted.extensions, code: 'INTERNAL_SERVER_ERROR' } } : formatted;
+}
+
+/**
+ * Logs, once and at error level, each error that a client is told only "internal server error"
+ * about: its stack, the request id the client can quote, the operation and the field path.
+ */
+export function logMaskedErrors(
+  log: Logger,
+  format: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError,
+  transport: 'http' | 'websocket',
+  errors: readonly GraphQLError[],
+  request: { requestId: string | null; operationName: string | null | undefined },
+): void {
+  for (const error of errors) {
+    if (format(asReported(error, transport), error).extensions?.code !== 'INTERNAL_SERVER_ERROR') continue;
+    log.error({ err: unwrapResolverError(error), requestId: request.requestId, operationName: request.operationName ?? null, path: error.path ?? null, transport }, 'internal error');
+  }
 }
 
 /** An error answered before GraphQL runs (auth, limits, a bad body), in the same JSON shape. */

@@ -27,7 +27,7 @@ export interface Runtime {
   /** How this process reaches Neo4j (another driver, such as the embedding worker's, uses the same). */
   neo4j: Neo4jConnectionSettings;
   /** A context for one operation; subscriptions pass `cache: false` (see Loaders). */
-  requestContext(options?: { cache?: boolean; principal?: Principal | null }): RequestContext;
+  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null }): RequestContext;
   close(): Promise<void>;
 }
 
@@ -108,6 +108,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       loaders: new Loaders(reads, snapshots, options.cache ?? true),
       now: new Date(),
       principal: options.principal ?? null,
+      requestId: options.requestId ?? null,
     }),
     close: async () => {
       await changeFeed.stop();
