@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { mergeScopedAnswers } from '../src/qa/scopedAnswers.js';
+import { readTimeScope, scopeInstants, TimeScopeKind } from '../src/qa/timeScope.js';
+
+const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
+const ASKED = day('2025-01-15');
+const SNAPSHOTS = ['2023-07-01', '2024-07-01', '2024-10-01', '2025-01-15'].map(day);
+
+function scope(question: string, asOf = ASKED): { kind: TimeScopeKind; text: string; from: string | null; to: string | null } | null {
+  const read = readTimeScope(question, asOf);
+  return read && { kind: read.kind, text: read.text, from: read.from?.toISOString().slice(0, 10) ?? null, to: read.to?.toISOString().slice(0, 10) ?? null };
+}
+
+describe('time expressions in questions', () => {
+  it('reads a month, a year and a day as periods', () => {
+    assert.deepEqual(scope('Who was the manager of Manchester United in July 2024?'), { kind: 'DURING', text: 'in July 2024', from: '2024-07-01', to: '2024-08-01' });
+    assert.deepEqual(scope('Who was the governor of the Reserve Bank of India in 2024?'), { kind: 'DURING', text: 'in 2024', from: '2024-01-01', to: '2025-01-01' });
+    assert.deepEqual(scope('What happened on 4 December 2024?'), { kind: 'DURING', text: 'on 4 December 2024', from: '2024-12-04', to: '2024-12-05' });
+    assert.deepEqual(scope('Who led in the 1990s?'), { kind: 'DURING', text: 'in the 1990s', from: '1990-01-01', to: '2000-01-01' });
+    assert.deepEqual(scope('Who coached in the 2023–24 season?'), { kind: 'DURING', text: 'in the 2023–24 season', from: '2023-01-01', to: '2025-01-01' });
+    assert.deepEqual(scope('Who was prime minister in late 2024?'), { kind: 'DURING', text: 'in late 2024', from: '2024-09-01', to: '2025-01-01' });
+  });
+
+  it('reads TimeQA-style ranges: between … and …, from … to …', () => {
+    assert.deepEqual(scope('Who was president between Dec 1933 and Dec 1935?'), { kind: 'DURING', text: 'between Dec 1933 and Dec 1935', from: '1933-12-01', to: '1936-01-01' });
+    assert.deepEqual(scope('Which team did he play for between 1990 and 1995?'), { kind: 'DURING', text: 'between 1990 and 1995', from: '1990-01-01', to: '1996-01-01' });
+    assert.deepEqual(scope('Who was PM from 2019 to 2022?'), { kind: 'DURING', text: 'from 2019 to 2022', from: '2019-01-01', to: '2023-01-01' });
+  });
+
+  it('reads open scopes: before, after, since, as of', () => {
+    assert.deepEqual(scope('Who led the party before 2020?'), { kind: 'BEFORE', text: 'before 2020', from: null, to: '2020-01-01' });
+    assert.deepEqual(scope('Who won after the 2022 election year?'), { kind: 'AFTER', text: 'after the 2022 election year', from: '2023-01-01', to: null });
+    assert.deepEqual(scope('Who has been prime minister since 2020?'), { kind: 'SINCE', text: 'since 2020', from: '2020-01-01', to: null });
+    assert.deepEqual(scope('Who was champion as of last year?'), { kind: 'AT', text: 'as of last year', from: '2024-12-31', to: '2025-01-01' });
+    assert.deepEqual(scope('Who was PM at the end of 2023?'), { kind: 'AT', text: 'at the end of 2023', from: '2023-12-31', to: '2024-01-01' });
+  });
+
+  it('reads relative expressions against asOf', () => {
+    assert.deepEqual(scope('Who was prime minister last month?'), { kind: 'DURING', text: 'last month', from: '2024-12-01', to: '2025-01-01' });
+    assert.deepEqual(scope('Who was the CEO two years ago?'), { kind: 'AT', text: 'two years ago', from: '2023-01-15', to: '2023-01-15' });
+    assert.deepEqual(scope('Who was the coach in May?'), { kind: 'DURING', text: 'in May', from: '2024-05-01', to: '2024-06-01' }, 'the last May up to asOf');
+  });
+
+  it('reads "currently", "now" and "the previous"', () => {
+    assert.equal(scope('Who is currently the CEO of Intel?')?.kind, TimeScopeKind.CURRENT);
+    assert.equal(scope('Who is the CEO of Intel now?')?.kind, TimeScopeKind.CURRENT);
+    assert.deepEqual(scope('Who was the previous prime minister of France?'), { kind: 'PREVIOUS', text: 'previous', from: null, to: '2025-01-15' });
+  });
+
+  it('leaves questions without a time, and years that name an event, alone', () => {
+    assert.equal(scope('Who is the prime minister of France?'), null);
+    assert.equal(scope('Who won the 2022 World Cup?'), null);
+    assert.equal(scope('Where will the 2030 Winter Olympics be held?'), null);
+    assert.equal(scope('What is the population of the 10 largest cities?'), null);
+    assert.equal(scope(''), null);
+  });
+
+  it('answers a scope at the instants where versions can change in it, up to asOf', () => {
+    const at = (question: string): string[] => scopeInstants(readTimeScope(question, ASKED), ASKED, SNAPSHOTS).instants.map((d) => d.toISOString().slice(0, 10));
+    assert.deepEqual(at('Who was the manager of Manchester United in July 2024?'), ['2024-07-01']);
+    assert.deepEqual(at('Who was the governor of the Reserve Bank of India in 2024?'), ['2024-01-01', '2024-07-01', '2024-10-01']);
+    assert.deepEqual(at('Who is the prime minister of France?'), ['2025-01-15']);
+    assert.deepEqual(at('Who was PM at the end of 2023?'), ['2023-12-31']);
+    const early = scopeInstants(readTimeScope('Who was PM in 1990?', ASKED), ASKED, SNAPSHOTS);
+    assert.deepEqual(early.instants, []);
+    assert.match(early.note!, /before the first snapshot \(2023-07-01\)/);
+    const future = scopeInstants(readTimeScope('Who will be PM next year?', ASKED), ASKED, SNAPSHOTS);
+    assert.deepEqual(future.instants, [ASKED]);
+    assert.match(future.note!, /after asOf 2025-01-15: answered as of asOf/);
+  });
+
+  it('merges a period\'s answers: the longest-held first, the others with when they held', () => {
+    const answer = (instant: string, guess: string, adopted = true) => ({ instant: day(instant), guess, adopted, certainty: { reliable: 0.9, misleading: 0.05, uncertain: 0.05 }, evidence: null });
+    const merged = mergeScopedAnswers([answer('2024-01-01', 'Das'), answer('2024-07-01', 'Das'), answer('2024-12-11', 'Malhotra')], day('2025-01-01'), 'longest');
+    assert.equal(merged.main, 0);
+    assert.deepEqual(merged.others.map((other) => [other.text, other.from.toISOString().slice(0, 10), other.to.toISOString().slice(0, 10)]), [['Malhotra', '2024-12-11', '2025-01-01']]);
+    assert.equal(mergeScopedAnswers([answer('2023-01-01', 'Ann'), answer('2024-01-01', 'Bob')], day('2025-01-01'), 'first').main, 0);
+    assert.equal(mergeScopedAnswers([answer('2023-01-01', 'Ann'), answer('2024-01-01', 'Bob')], day('2025-01-01'), 'last').main, 1);
+    // An adopted answer is preferred to a longer-held one that was not adopted.
+    assert.equal(mergeScopedAnswers([answer('2023-01-01', 'Ann', false), answer('2024-12-01', 'Bob')], day('2025-01-01'), 'longest').main, 1);
+  });
+});
