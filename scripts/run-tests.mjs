@@ -1,16 +1,22 @@
 // Runs the whole test suite against a real Neo4j: starts the managed one in .chronoql-test
-// (or uses CHRONOQL_TEST_NEO4J_URI), runs every test/*.test.ts one file at a time (they share
-// the database and each test resets it), then stops what it started.
+// (or uses CHRONOQL_TEST_NEO4J_URI), runs every test/*.test.ts (or the files named) one file at a
+// time (they share the database and each test resets it), then stops what it started.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const files = readdirSync(join(root, 'test'))
-  .filter((file) => file.endsWith('.test.ts'))
-  .sort()
-  .map((file) => join('test', file));
+// `npm test -- test/ask.test.ts` runs only the files named; other arguments go to node --test.
+const named = process.argv.slice(2).filter((arg) => arg.endsWith('.test.ts'));
+const passed = process.argv.slice(2).filter((arg) => !arg.endsWith('.test.ts'));
+const files =
+  named.length > 0
+    ? named
+    : readdirSync(join(root, 'test'))
+        .filter((file) => file.endsWith('.test.ts'))
+        .sort()
+        .map((file) => join('test', file));
 if (files.length === 0) {
   process.stderr.write('run-tests: no test files found under test/\n');
   process.exit(1);
@@ -25,7 +31,7 @@ if (external) {
   neo4j = await startManagedNeo4j({ dataDir: join(root, '.chronoql-test'), heapMb: 1024, log: (message) => process.stderr.write(`run-tests: ${message}\n`) });
 }
 
-const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...process.argv.slice(2), ...files];
+const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...passed, ...files];
 const child = spawn(process.execPath, args, {
   cwd: root,
   stdio: 'inherit',

@@ -21,11 +21,13 @@ export interface DatabaseOptions {
 
 /**
  * While Neo4j is down, a request fails within a few seconds instead of waiting for the driver's
- * defaults (a 60 s connection wait, 30 s of retries): each is the longest it waits for a
- * connection, to open one, and to retry a transient failure. One local server gains little from
- * long retries: a restart takes longer than they would wait.
+ * defaults (a 60 s connection wait, 30 s of retries): opening a connection gives up after 2 s and
+ * a transient failure is retried for 1 s. One local server gains little from long retries: a
+ * restart takes longer than they would wait. Waiting for a free connection of the pool is no sign
+ * of a down server (a batch of 64 questions searches 64 times at once, and a cold full-text index
+ * answers its first queries slowly), so that wait is longer.
  */
-const FAIL_FAST = { connectionAcquisitionTimeout: 3_000, connectionTimeout: 2_000, maxTransactionRetryTime: 1_000 };
+const FAIL_FAST = { connectionAcquisitionTimeout: 20_000, connectionTimeout: 2_000, maxTransactionRetryTime: 1_000 };
 
 export class Database implements CypherRunner {
   private roundTrips = 0;

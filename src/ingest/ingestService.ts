@@ -96,8 +96,9 @@ export class IngestService {
     const leases = new LeaseRepository(this.db);
     await takeLease(leases, owner, options.leaseWaitMs ?? 0);
     let lost = false;
+    let renewal: Promise<unknown> = Promise.resolve();
     const heartbeat = setInterval(() => {
-      leases.acquire('ingest', owner, LEASE_SECONDS).then(
+      renewal = leases.acquire('ingest', owner, LEASE_SECONDS).then(
         (held) => (lost ||= !held),
         () => {}, // a failed renewal is retried at the next beat; the batch transaction checks the lease anyway
       );
@@ -107,6 +108,8 @@ export class IngestService {
     } finally {
       this.progress = null;
       clearInterval(heartbeat);
+      // A renewal still in flight would take the lease again after the release, and the next ingest would find it held.
+      await renewal;
       await leases.release('ingest', owner).catch(() => {}); // it runs out by itself
     }
   }
