@@ -1,3 +1,4 @@
+import type { SpanReader } from '../reader/spanReader.js';
 import { ExtractiveGenerator } from './extractive.js';
 import { generatorEndpointFromEnv } from '../../tools/openaiChat.js';
 import { OpenAIGenerator } from './openai.js';
@@ -9,14 +10,14 @@ export { GeneratorConfigError, GeneratorRequestError } from './types.js';
 export const DEFAULT_GENERATOR = 'extractive';
 
 /**
- * The generators this process can use: `extractive` always; `openai` when
+ * The generators this process can use: `extractive` (the reader) always; `openai` when
  * CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL are set (nothing calls out otherwise).
  */
 export class GeneratorRegistry {
   private readonly generators = new Map<string, Generator>();
 
-  constructor(env: NodeJS.ProcessEnv = process.env) {
-    this.generators.set('extractive', new ExtractiveGenerator());
+  constructor(reader: SpanReader, env: NodeJS.ProcessEnv = process.env) {
+    this.generators.set('extractive', new ExtractiveGenerator(reader));
     const chat = generatorEndpointFromEnv(env);
     if (chat) this.generators.set('openai', new OpenAIGenerator(chat));
   }

@@ -61,7 +61,7 @@ export class OpenAIGenerator implements Generator {
         32,
       );
       const confidence = logprobs.length === 0 ? 0.5 : Math.exp(logprobs.reduce((a, b) => a + b, 0) / logprobs.length);
-      return { answer: trimAnswer(content), confidence };
+      return { answer: trimAnswer(content), confidence, score: null };
     } catch (error) {
       throw error instanceof ChatRequestError ? new GeneratorRequestError(error.message) : error;
     }

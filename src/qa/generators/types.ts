@@ -17,6 +17,8 @@ export interface Generation {
   answer: string;
   /** The generator's own confidence in [0, 1] (extractive: span probability; LLM: mean token probability). */
   confidence: number;
+  /** The reader's unnormalised span score, comparable across documents (null for facts and other generators). */
+  score: number | null;
 }
 
 /** Answers a question from one document (or from its own knowledge); one call answers a batch. */

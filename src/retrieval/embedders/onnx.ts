@@ -62,6 +62,27 @@ export class OnnxEmbedder implements Embedder {
 
   /** One padded batch through the model, pooled (not yet normalised). */
   private async run(batch: number[][]): Promise<Float32Array> {
+    const { data, length } = await this.tokenStates(batch);
+    const n = batch.length;
+    const hidden = this.dimension;
+    const out = new Float32Array(n * hidden);
+    for (let row = 0; row < n; row++) {
+      const count = this.settings.pooling === 'cls' ? 1 : batch[row]!.length;
+      for (let k = 0; k < count; k++) {
+        const base = (row * length + k) * hidden;
+        for (let j = 0; j < hidden; j++) out[row * hidden + j]! += data[base + j]! / count;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The model's contextual state of every token of a padded batch of token-id sequences
+   * (batch × length × hidden, row-major; `length` is the longest sequence). Padding rows are
+   * masked out of attention, so each sequence's states are its own.
+   */
+  async tokenStates(batch: readonly number[][]): Promise<{ data: Float32Array; length: number }> {
+    if (this.closed) throw new Error('onnx embedder: closed');
     const length = Math.max(...batch.map((ids) => ids.length));
     const n = batch.length;
     const ids = new BigInt64Array(n * length);
@@ -84,17 +105,7 @@ export class OnnxEmbedder implements Embedder {
     if (!tokens || tokens.dims.length !== 3 || !(tokens.data instanceof Float32Array)) {
       throw new EmbedderConfigError(`onnx embedder: the model outputs (${this.session.outputNames.join(', ')}) include no float32 batch × tokens × hidden tensor`);
     }
-    const data = tokens.data;
-    const hidden = this.dimension;
-    const out = new Float32Array(n * hidden);
-    for (let row = 0; row < n; row++) {
-      const count = this.settings.pooling === 'cls' ? 1 : batch[row]!.length;
-      for (let k = 0; k < count; k++) {
-        const base = (row * length + k) * hidden;
-        for (let j = 0; j < hidden; j++) out[row * hidden + j]! += data[base + j]! / count;
-      }
-    }
-    return out;
+    return { data: tokens.data, length };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,111 @@
+/**
+ * Training data for the reader's head: for every question of a QA file with gold paragraphs,
+ * the encoder's word states of the paragraph and of the question, the word features, and where
+ * the gold answers occur (word spans). Computed by the product's own code (the reader's encoder
+ * and features), so the head is trained on exactly what it will see; written as float32 files
+ * and one JSON index that eval/reader/train_reader.py reads.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { analyseQuestion } from '../../src/qa/question.js';
+import { MAX_PASSAGE_WORDS, MAX_SPAN_WORDS } from '../../src/qa/reader/spanReader.js';
+import { WordEncoder } from '../../src/qa/reader/wordEncoder.js';
+import { QUESTION_FEATURES, questionFeatures, readerPassage, WORD_FEATURES, wordFeatures, type ReaderPassage } from '../../src/qa/reader/wordFeatures.js';
+import { createOnnxEmbedder } from '../../src/retrieval/embedders/onnx.js';
+import { ensurePretrainedModel, PRETRAINED_MODELS, type PretrainedModelName } from '../../src/retrieval/embedders/pretrained.js';
+import type { QaItem } from '../../src/retrieval/evaluation.js';
+import { normalizeAnswer } from '../../src/text/normalize.js';
+
+/** Every word span (first and last word, inclusive) of the passage whose text is a gold answer under SQuAD's normalisation. */
+export function goldSpans(passage: ReaderPassage, answers: readonly string[]): Array<[number, number]> {
+  const wanted = new Set(answers.map(normalizeAnswer).filter((answer) => answer !== ''));
+  const spans: Array<[number, number]> = [];
+  for (let from = 0; from < passage.words.length; from++) {
+    let text = '';
+    for (let to = from; to < Math.min(passage.words.length, from + MAX_SPAN_WORDS); to++) {
+      if (passage.sentenceOf[to] !== passage.sentenceOf[from]) break;
+      text += (to === from ? '' : passage.words[to]!.space) + passage.words[to]!.text;
+      if (wanted.has(normalizeAnswer(text))) spans.push([from, to]);
+    }
+  }
+  return spans;
+}
+
+class FloatFile {
+  private readonly stream: WriteStream;
+  values = 0;
+
+  constructor(path: string) {
+    this.stream = createWriteStream(path);
+  }
+
+  async write(data: Float32Array): Promise<void> {
+    this.values += data.length;
+    if (!this.stream.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength))) await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve, reject) => this.stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  }
+}
+
+export interface PreparedSplit {
+  name: string;
+  questions: number;
+  withGold: number;
+  passages: number;
+}
+
+/** Writes `<dir>/<name>.json` and its float32 files for the items (each with its gold paragraph). */
+export async function prepareReaderData(
+  items: readonly QaItem[],
+  options: { dir: string; name: string; encoder: PretrainedModelName; modelsDir: string; onProgress?: (done: number, total: number) => void },
+): Promise<PreparedSplit> {
+  await mkdir(options.dir, { recursive: true });
+  const model = await createOnnxEmbedder(await ensurePretrainedModel(options.encoder, options.modelsDir));
+  const { queryPrefix, passagePrefix } = PRETRAINED_MODELS[options.encoder];
+  const encoder = new WordEncoder(model, { cacheBytes: 1, prefixes: { query: queryPrefix, passage: passagePrefix } });
+  const file = (suffix: string): FloatFile => new FloatFile(join(options.dir, `${options.name}.${suffix}.f32`));
+  const files = { passages: file('passages'), questions: file('questions'), features: file('features'), questionFeatures: file('qfeatures') };
+  const passageIndex = new Map<string, number>();
+  const passageWords: Array<{ words: string[]; spaces: string[]; sentences: number[]; isWord: boolean[] }> = [];
+  const index: Array<{ id: string; passage: number; questionWords: number; gold: Array<[number, number]>; answers: string[] }> = [];
+  try {
+    for (const [n, item] of items.entries()) {
+      const text = item.documents[0]?.text;
+      if (!text) continue;
+      const passage = readerPassage(text, MAX_PASSAGE_WORDS);
+      const question = analyseQuestion(item.question);
+      const questionWords = question.tokens.map((token) => token.text);
+      if (passage.words.length === 0 || questionWords.length === 0) continue;
+      let p = passageIndex.get(text);
+      if (p === undefined) {
+        p = passageWords.length;
+        passageIndex.set(text, p);
+        passageWords.push({
+          words: passage.words.map((word) => word.text),
+          spaces: passage.words.map((word) => word.space),
+          sentences: [...passage.sentenceOf],
+          isWord: passage.words.map((word) => /[\p{L}\p{N}]/u.test(word.text)),
+        });
+        const [states] = await encoder.passagesOf([{ text, words: passage.words.map((word) => word.text) }]);
+        await files.passages.write(states!.data);
+      }
+      const [questionStates] = await encoder.questions([questionWords]);
+      await files.questions.write(questionStates!.data);
+      await files.features.write(wordFeatures(question, passage));
+      await files.questionFeatures.write(questionFeatures(question));
+      index.push({ id: String(n), passage: p, questionWords: questionWords.length, gold: goldSpans(passage, item.answers), answers: item.answers });
+      options.onProgress?.(n + 1, items.length);
+    }
+  } finally {
+    await Promise.all(Object.values(files).map((f) => f.close()));
+    await model.close();
+  }
+  await writeFile(
+    join(options.dir, `${options.name}.json`),
+    JSON.stringify({ encoder: options.encoder, dimension: encoder.dimension, wordFeatures: WORD_FEATURES, questionFeatures: QUESTION_FEATURES, maxSpanWords: MAX_SPAN_WORDS, passages: passageWords, items: index }),
+  );
+  return { name: options.name, questions: index.length, withGold: index.filter((item) => item.gold.length > 0).length, passages: passageWords.length };
+}
