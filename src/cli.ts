@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { parseDateInput } from './graph/temporal.js';
 import { migrate } from './graph/migrator.js';
 import { demoSnapshots } from './ingest/demoCorpus.js';
+import type { ClassifierModelJson } from './native/index.js';
+import type { GateRow } from './qa/training.js';
 import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from './ingest/errors.js';
 import { neo4jProblem } from './server/errors.js';
 import type { IngestReport } from './ingest/ingestService.js';
@@ -407,17 +409,52 @@ program
 const writeJson = (file: string, value: unknown): Promise<void> => writeFile(file, JSON.stringify(value, null, 2) + '\n');
 
 program
-  .command('train-spans')
-  .description("Train the extractive generator's span scorer on one half of a QA file with gold paragraphs (split by article).")
-  .requiredOption('--qa <file>', 'QA file with contexts (e.g. a SQuAD subset)')
-  .addOption(new Option('--split <part>', 'the half to train on').choices(['tune', 'held-out', 'all']).default('tune'))
-  .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'span-scorer.json'))
-  .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; out: string }) => {
+  .command('train-reader')
+  .description(
+    "Train the extractive reader: write the reader encoder's word states and the word features of a training pool and of both halves of a dev set, then train the head with eval/reader/train_reader.py (PyTorch) and write models/reader.onnx and models/reader.json.",
+  )
+  .option('--train <file>', 'QA file to train on (gold paragraphs)', join(projectRoot(), 'data', 'squad', 'squad-train-pool.jsonl.gz'))
+  .option('--dev <file>', 'QA file whose tune half chooses the epoch and whose held-out half is reported', join(projectRoot(), 'data', 'squad', 'squad-dev-subset.jsonl.gz'))
+  .option('--work <dir>', 'where the prepared data goes (about 1 GB)', join(loadConfig().dataDir, 'reader-training'))
+  .option('--out <dir>', 'where the model goes', join(projectRoot(), 'models'))
+  .option('--python <command>', 'a python3 with PyTorch and NumPy', 'python3')
+  .option('--skip-prepare', 'reuse the data already in --work')
+  .option('--ablation', 'also train the variants that leave one part out')
+  .action(async (options: { train: string; dev: string; work: string; out: string; python: string; skipPrepare?: boolean; ablation?: boolean }) => {
     const { readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
-    const { trainSpanScorer } = await import('./qa/training.js');
-    const trained = trainSpanScorer(splitByArticle(await readQaFile(options.qa), options.split));
-    await writeJson(options.out, trained.model);
-    process.stdout.write(`span scorer: ${trained.questions} questions, ${trained.candidates} candidate spans, loss ${trained.loss.toFixed(4)} → ${options.out}\n`);
+    const { prepareReaderData } = await import('../eval/reader/prepare.js');
+    const { READER_ENCODER } = await import('./qa/reader/spanReader.js');
+    if (!options.skipPrepare) {
+      const dev = await readQaFile(options.dev);
+      const splits = { train: await readQaFile(options.train), tune: splitByArticle(dev, 'tune'), 'held-out': splitByArticle(dev, 'held-out') };
+      for (const [name, items] of Object.entries(splits)) {
+        const prepared = await withProgress(`${name} questions`, (update) =>
+          prepareReaderData(items, { dir: options.work, name, encoder: READER_ENCODER, modelsDir: loadConfig().modelsDir, onProgress: update }),
+        );
+        process.stdout.write(`${name}: ${prepared.questions} questions over ${prepared.passages} paragraphs, ${prepared.withGold} with the answer found as words\n`);
+      }
+    }
+    const { spawn } = await import('node:child_process');
+    const script = join(projectRoot(), 'eval', 'reader', 'train_reader.py');
+    const args = [script, '--data', options.work, '--out', options.out, '--report', 'held-out', ...(options.ablation ? ['--ablation'] : [])];
+    const code = await new Promise<number | null>((resolve, reject) => spawn(options.python, args, { stdio: 'inherit' }).on('error', reject).on('exit', resolve));
+    if (code !== 0) throw new RangeError(`${options.python} ${args.join(' ')} exited with ${code}`);
+  });
+
+program
+  .command('make-time-set')
+  .description(
+    'Build a time-scoped QA set from a QA file with real paragraphs: one answer per paragraph replaced between two dated snapshots, asked before and after the change and with time expressions (answer it with `eval-answers --snapshots DIR/snapshots.json`).',
+  )
+  .requiredOption('--qa <file>', 'QA file with gold paragraphs (e.g. data/squad/squad-dev-subset.jsonl.gz)')
+  .addOption(new Option('--split <part>', 'use one half of it (split by article)').choices(['tune', 'held-out', 'all']).default('held-out'))
+  .option('--paragraphs <n>', 'paragraphs whose answer changes', (v) => Number.parseInt(v, 10), 150)
+  .requiredOption('--out <dir>', 'directory for the snapshots, their manifest and questions.jsonl')
+  .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; paragraphs: number; out: string }) => {
+    const { readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
+    const { makeTimeSet } = await import('../eval/timeScoped/makeTimeSet.js');
+    const made = await makeTimeSet(splitByArticle(await readQaFile(options.qa), options.split), { dir: options.out, paragraphs: options.paragraphs, seed: 20261124 });
+    process.stdout.write(`${made.paragraphs} paragraphs, ${made.changed} with a changed answer, ${made.questions} questions → ${options.out}\n`);
   });
 
 program
@@ -439,61 +476,120 @@ program
     });
   });
 
-program
-  .command('train-gate')
-  .description("Train the certainty gate (and ARR's λ) from typed QA items with evidence, against the current store.")
-  .requiredOption('--qa <file>', 'QA items, e.g. from `chronoql questions`')
-  .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'certainty-gate.json'))
-  .action(async (options: { qa: string; out: string }) => {
-    const { readQaFile } = await import('./retrieval/evaluation.js');
-    const { trainGate } = await import('./qa/training.js');
-    const items = await readQaFile(options.qa);
-    await withRuntime(createLogger(loadConfig().logLevel), async (runtime) => {
-      await runtime.services.retrieval.catchUp();
-      const report = await withProgress('questions', (update) => trainGate(runtime.services.answering, runtime.services.retrieval, items, update));
-      await writeJson(options.out, { ...report.model, provenance: { command: `chronoql train-gate --qa ${options.qa}`, trainItems: report.trainItems, heldOutItems: report.heldOutItems, rows: report.rows, heldOutAccuracy: report.heldOutAccuracy, lambdaSearch: report.lambdaSearch } });
-      printResult({ out: options.out, ...report, model: undefined }, false);
-    });
-  });
+/** Where evaluation and training questions are asked: their own contexts, another file's, dated snapshots, or the configured store. */
+const storeOptions = (command: Command): Command =>
+  command
+    .addOption(new Option('--split <part>', 'use one half of the questions (split by article)').choices(['tune', 'held-out', 'all']).default('held-out'))
+    .option('--contexts-as-corpus', "answer over the items' own contexts, in a store of their own under .chronoql-eval")
+    .option('--corpus-of <file>', "answer over the contexts of another QA file (its questions' paragraphs are then not in the store)")
+    .option('--snapshots <manifest>', 'answer over the dated snapshot files a snapshots.json lists (as data/demo/snapshots.json)');
+
+interface StoreOptions {
+  qa: string;
+  split: 'tune' | 'held-out' | 'all';
+  contextsAsCorpus?: boolean;
+  corpusOf?: string;
+  snapshots?: string;
+}
+
+/** The chosen questions and the store to ask them in (null: the configured one). */
+async function questionsAndStore(options: StoreOptions) {
+  const { contextsAsCorpus, readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
+  const { corpusSnapshots } = await import('./retrieval/evaluationCommand.js');
+  const all = await readQaFile(options.qa);
+  const own = options.contextsAsCorpus ? contextsAsCorpus(all) : null;
+  const items = splitByArticle(own?.items ?? all, options.split);
+  if (own) return { items, store: corpusSnapshots(options.qa, own.articles) };
+  if (options.corpusOf) return { items, store: corpusSnapshots(options.corpusOf, contextsAsCorpus(await readQaFile(options.corpusOf)).articles) };
+  if (options.snapshots) {
+    const manifest = await demoSnapshots(dirname(options.snapshots), basename(options.snapshots));
+    return { items, store: await Promise.all(manifest.map(async (entry) => ({ takenAt: entry.takenAt, source: entry.source, articles: await readSnapshotFile(entry.file) }))) };
+  }
+  return { items, store: null };
+}
+
+storeOptions(
+  program
+    .command('gate-rows')
+    .description("Collect the certainty gate's training rows: every first-round candidate of each question with its features and what it was (right, a stale value, wrong), as JSON Lines.")
+    .requiredOption('--qa <file>', 'QA file (unanswerable questions have "answers": [])')
+    .requiredOption('--out <file>', 'JSON Lines file to write'),
+).action(async (options: StoreOptions & { out: string }) => {
+  const { withEvaluationStore } = await import('./retrieval/evaluationCommand.js');
+  const { collectGateRows } = await import('./qa/training.js');
+  const { items, store } = await questionsAndStore(options);
+  const source = `${basename(options.qa)}:${options.split}${options.corpusOf ? `@${basename(options.corpusOf)}` : ''}`;
+  const rows = await withEvaluationStore(store, createLogger(loadConfig().logLevel), (runtime) =>
+    withProgress('questions', (update) => collectGateRows(runtime.services.answering, items, source, update)),
+  );
+  await writeFile(options.out, rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length > 0 ? '\n' : ''));
+  process.stdout.write(`${rows.length} candidates of ${items.length} questions → ${options.out}\n`);
+});
 
 program
-  .command('eval-answers')
-  .description("EM / F1 / match of `ask` on a QA file: the extractive generator on each item's gold paragraph, and through batchAsk with retrieval per mode.")
-  .requiredOption('--qa <file>', 'QA file')
-  .addOption(new Option('--split <part>', 'score one half (split by article)').choices(['tune', 'held-out', 'all']).default('held-out'))
-  .option('--contexts-as-corpus', "answer over the items' own contexts, loaded into a separate data directory (.chronoql-eval)")
-  .option('--modes <list>', 'retrieval modes for batchAsk, comma-separated', 'NEVER,ALWAYS,GATED,RILM,ADAPTIVE')
-  .option('--without-facts', "leave the graph's facts out of the candidates (measures the passage path alone)")
-  .option('--out <file>', 'JSON result file')
-  .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; contextsAsCorpus?: boolean; modes: string; withoutFacts?: boolean; out?: string }) => {
-    const { contextsAsCorpus, readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
-    const { evaluateAsk, evaluateGoldParagraph } = await import('./bench/answerEvaluation.js');
-    const { withEvaluationStore } = await import('./retrieval/evaluationCommand.js');
-    const { RetrievalMode } = await import('./qa/types.js');
-    const modes = options.modes.split(',').map((mode) => {
-      const known = RetrievalMode[mode.trim() as keyof typeof RetrievalMode];
-      if (!known) throw new RangeError(`--modes: unknown mode "${mode}" (known: ${Object.keys(RetrievalMode).join(', ')})`);
-      return known;
-    });
-    const all = await readQaFile(options.qa);
-    const corpus = options.contextsAsCorpus ? contextsAsCorpus(all) : null;
-    const items = splitByArticle(corpus?.items ?? all, options.split);
-    const goldParagraph = items.every((item) => item.documents.length > 0) ? await evaluateGoldParagraph(items) : null;
-    const log = createLogger(loadConfig().logLevel);
-    const withRetrieval = await withEvaluationStore(options.qa, corpus?.articles ?? null, log, async (runtime) => {
-      const { AskService } = await import('./qa/askService.js');
-      const { AnsweringRepository } = await import('./graph/answeringRepository.js');
-      const { SnapshotRepository } = await import('./graph/snapshotRepository.js');
-      const { db, reads, retrieval } = runtime.services;
-      const ask = options.withoutFacts
-        ? new AskService({ reads, answering: new AnsweringRepository(db), snapshots: new SnapshotRepository(db), retrieval, factCandidates: false })
-        : runtime.services.answering;
-      return withProgress('batches', (update) => evaluateAsk(ask, items, modes, update));
-    });
-    const result = { qa: options.qa, split: options.split, withoutFacts: Boolean(options.withoutFacts), items: items.length, goldParagraph, withRetrieval };
-    if (options.out) await writeJson(options.out, result);
-    printResult(result, false);
+  .command('train-gate')
+  .description('Train the certainty gate on rows from `chronoql gate-rows`, calibrate it and choose its adoption threshold.')
+  .requiredOption('--rows <files>', 'comma-separated JSON Lines files of gate rows')
+  .option('--fit-only <files>', 'comma-separated row files only to fit on, never to calibrate on (items generated from the facts)')
+  .option('--precision <p>', 'share of adopted answers that must be right on the calibration questions, for facts and for text apart', Number.parseFloat, 0.96)
+  .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'certainty-gate.json'))
+  .action(async (options: { rows: string; fitOnly?: string; precision: number; out: string }) => {
+    const { readJsonLines } = await import('./ingest/jsonLines.js');
+    const { trainGateModel } = await import('./qa/training.js');
+    const { Classifier } = await import('./native/index.js');
+    const read = async (list: string | undefined): Promise<GateRow[]> =>
+      (await Promise.all((list ?? '').split(',').filter((file) => file.trim() !== '').map(async (file) => (await readJsonLines(file.trim())).parsed.map((line) => line.value as GateRow)))).flat();
+    const [rows, fitOnly] = await Promise.all([read(options.rows), read(options.fitOnly)]);
+    const score = async (classifier: ClassifierModelJson, features: number[][]): Promise<number[][]> => {
+      const probabilities = await Classifier.fromJson(classifier).scoreBatch(features);
+      return features.map((_, r) => Array.from(probabilities.subarray(3 * r, 3 * r + 3)));
+    };
+    const { model, report } = await trainGateModel(rows, score, { precision: options.precision, fitOnly });
+    const sources = [...new Set([...rows, ...fitOnly].map((row) => row.source))];
+    const command = `chronoql train-gate --rows ${options.rows}${options.fitOnly ? ` --fit-only ${options.fitOnly}` : ''} --precision ${options.precision}`;
+    await writeJson(options.out, { ...model, provenance: { command, sources, ...report } });
+    printResult({ out: options.out, sources, ...report }, false);
   });
+
+storeOptions(
+  program
+    .command('eval-answers')
+    .description("EM / F1 / match of `ask` on a QA file: the extractive reader on each item's gold paragraph, and through batchAsk with retrieval per mode, with how far adopted answers can be trusted.")
+    .requiredOption('--qa <file>', 'QA file')
+    .option('--modes <list>', 'retrieval modes for batchAsk, comma-separated', 'NEVER,ALWAYS,GATED,RILM,ADAPTIVE')
+    .option('--without-facts', "leave the graph's facts out of the candidates (measures the passage path alone)")
+    .option('--out <file>', 'JSON result file'),
+).action(async (options: StoreOptions & { modes: string; withoutFacts?: boolean; out?: string }) => {
+  const { answerTable, evaluateAsk, evaluateGoldParagraph } = await import('./bench/answerEvaluation.js');
+  const { withEvaluationStore } = await import('./retrieval/evaluationCommand.js');
+  const { RetrievalMode } = await import('./qa/types.js');
+  const modes = options.modes.split(',').map((mode) => {
+    const known = RetrievalMode[mode.trim() as keyof typeof RetrievalMode];
+    if (!known) throw new RangeError(`--modes: unknown mode "${mode}" (known: ${Object.keys(RetrievalMode).join(', ')})`);
+    return known;
+  });
+  const { items, store } = await questionsAndStore(options);
+  let goldParagraph = null;
+  const withRetrieval = await withEvaluationStore(store, createLogger(loadConfig().logLevel), async (runtime) => {
+    const { AskService } = await import('./qa/askService.js');
+    const { AnsweringRepository } = await import('./graph/answeringRepository.js');
+    const { SnapshotRepository } = await import('./graph/snapshotRepository.js');
+    const { db, reads, retrieval, reader } = runtime.services;
+    if (!options.corpusOf && items.every((item) => item.documents.length > 0)) goldParagraph = await evaluateGoldParagraph(reader, items);
+    const ask = options.withoutFacts
+      ? new AskService({ reads, answering: new AnsweringRepository(db), snapshots: new SnapshotRepository(db), retrieval, reader, factCandidates: false })
+      : runtime.services.answering;
+    return withProgress('batches', (update) => evaluateAsk(ask, items, modes, update));
+  });
+  const result = { qa: options.qa, split: options.split, corpusOf: options.corpusOf ?? null, snapshots: options.snapshots ?? null, withoutFacts: Boolean(options.withoutFacts), items: items.length, goldParagraph, withRetrieval };
+  if (options.out) await writeJson(options.out, result);
+  const gold = goldParagraph as { exactMatch: number; f1: number } | null;
+  process.stdout.write(
+    `${items.length} questions (${options.qa}, ${options.split})${gold ? `; reader on the gold paragraph: EM ${gold.exactMatch}, F1 ${gold.f1}` : ''}\n${answerTable(withRetrieval)}\n` +
+      (withRetrieval.decision ? `retrieval decision accuracy ${withRetrieval.decision.accuracy.toFixed(3)}\n` : '') +
+      (options.out ? `details (types, reliability diagram) in ${options.out}\n` : ''),
+  );
+});
 
 /** The sentence labeler's encoder, outside any store (training and evaluation need no database). */
 async function labelEncoder() {

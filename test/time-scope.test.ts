@@ -46,6 +46,8 @@ describe('time expressions in questions', () => {
     assert.equal(scope('Who is currently the CEO of Intel?')?.kind, TimeScopeKind.CURRENT);
     assert.equal(scope('Who is the CEO of Intel now?')?.kind, TimeScopeKind.CURRENT);
     assert.deepEqual(scope('Who was the previous prime minister of France?'), { kind: 'PREVIOUS', text: 'previous', from: null, to: '2025-01-15' });
+    assert.deepEqual(scope("Who was Poland's prime minister before Donald Tusk?"), { kind: 'PREVIOUS', text: 'before Donald Tusk', from: null, to: '2025-01-15' });
+    assert.equal(scope('Who was prime minister before June 2024?')?.kind, TimeScopeKind.BEFORE, 'a month is a time, not a predecessor');
   });
 
   it('leaves questions without a time, and years that name an event, alone', () => {

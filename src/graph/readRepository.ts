@@ -162,6 +162,22 @@ export class ReadRepository {
     );
   }
 
+  /** Every version of every fact of the articles, oldest first per attribute. */
+  async factVersions(articleIds: readonly string[]): Promise<Map<string, FactRecord[]>> {
+    return this.grouped(
+      articleIds,
+      `UNWIND $ids AS id
+       CALL (id) {
+         MATCH (:Article {id: id})-[:HAS_FACT]->(f:Fact)
+         WITH f ORDER BY f.attribute, f.validFrom
+         RETURN collect(${FACT_FIELDS}) AS items
+       }
+       RETURN id, items`,
+      {},
+      toFact,
+    );
+  }
+
   async sentencesByIds(ids: readonly string[]): Promise<Map<string, SentenceRecord>> {
     const rows = await this.db.run<{ item: Row }>(
       `UNWIND $ids AS id MATCH (s:Sentence {id: id}) RETURN ${SENTENCE_FIELDS} AS item`,

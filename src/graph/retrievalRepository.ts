@@ -253,6 +253,19 @@ export class RetrievalRepository {
     return rows.map((row) => row.text);
   }
 
+  /** Of these names, those that no passage of any time mentions (as a phrase of their words). */
+  async namesNeverMentioned(names: readonly string[]): Promise<string[]> {
+    const phrases = names.map((name) => ({ name, phrase: luceneQuery(name) })).filter(({ phrase }) => phrase !== '');
+    if (phrases.length === 0) return [];
+    const rows = await this.db.run<{ name: string; found: number }>(
+      `UNWIND $phrases AS p
+       CALL { WITH p CALL db.index.fulltext.queryNodes($index, '"' + p.phrase + '"', {limit: 1}) YIELD node RETURN count(node) AS found }
+       RETURN p.name AS name, found`,
+      { phrases, index: FULLTEXT_INDEX.Passage },
+    );
+    return rows.filter((row) => row.found === 0).map((row) => row.name);
+  }
+
   /**
    * BM25 search through Neo4j's fulltext index (Lucene), keeping units valid at asOf. Lucene
    * does not know valid time, so it is asked for a wider candidate list than k, deepened while

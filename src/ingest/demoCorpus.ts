@@ -9,9 +9,9 @@ export interface DemoSnapshot {
   source: string;
 }
 
-/** The demo snapshots listed in data/demo/snapshots.json, oldest first. */
-export async function demoSnapshots(directory = join(projectRoot(), 'data', 'demo')): Promise<DemoSnapshot[]> {
-  const manifest = JSON.parse(await readFile(join(directory, 'snapshots.json'), 'utf8')) as Array<{
+/** The snapshots a manifest lists (by default the demo's, data/demo/snapshots.json), oldest first; files are relative to it. */
+export async function demoSnapshots(directory = join(projectRoot(), 'data', 'demo'), manifestName = 'snapshots.json'): Promise<DemoSnapshot[]> {
+  const manifest = JSON.parse(await readFile(join(directory, manifestName), 'utf8')) as Array<{
     file: string;
     takenAt: string;
     source?: string;
@@ -19,7 +19,7 @@ export async function demoSnapshots(directory = join(projectRoot(), 'data', 'dem
   return manifest
     .map((entry) => ({
       file: join(directory, entry.file),
-      takenAt: parseDateInput(entry.takenAt, `snapshots.json: takenAt of ${entry.file}`),
+      takenAt: parseDateInput(entry.takenAt, `${manifestName}: takenAt of ${entry.file}`),
       source: entry.source ?? 'demo',
     }))
     .sort((a, b) => a.takenAt.getTime() - b.takenAt.getTime());

@@ -1,10 +1,12 @@
 /**
- * Multinomial logistic regression trained by full-batch Adam on the cross-entropy with L2,
- * written out in the addon Classifier's JSON format (a linear layer on standardised
- * features). Full batches and a zero start make training deterministic: the same rows give
- * the same weights, so a committed model can be reproduced by its training command.
+ * Multinomial logistic regression, or a small MLP (one ReLU hidden layer) when `hidden` is set,
+ * trained by full-batch Adam on the cross-entropy with L2 and written out in the addon
+ * Classifier's JSON format (layers on standardised features). Full batches and a fixed start
+ * (zeros; a seeded draw for a hidden layer) make training deterministic: the same rows give the
+ * same weights, so a committed model can be reproduced by its training command.
  */
 import type { ClassifierModelJson } from '../native/index.js';
+import { seededRandom } from './random.js';
 
 export interface TrainingRow {
   features: readonly number[];
@@ -22,6 +24,8 @@ export interface SoftmaxTrainingOptions {
   l2?: number;
   /** Weight each class by the inverse of its frequency, so a rare class is not ignored. */
   balanceClasses?: boolean;
+  /** Units of one ReLU hidden layer; 0 (the default) trains a linear model. */
+  hidden?: number;
 }
 
 export interface TrainedModel {
@@ -66,21 +70,22 @@ class Adam {
   }
 }
 
-/** A linear layer on standardised features in the Classifier's JSON format, at float32-like precision. */
-function linearModel(
-  options: { classes: readonly string[]; features: readonly string[] },
-  normalization: { mean: number[]; std: number[] },
-  weights: number[][],
-  bias: number[],
-): ClassifierModelJson {
-  const round = (value: number): number => Number(value.toPrecision(7));
-  return {
-    type: 'linear',
-    classes: [...options.classes],
-    features: [...options.features],
-    normalization: { mean: normalization.mean.map(round), std: normalization.std.map(round) },
-    layers: [{ weights: weights.map((row) => row.map(round)), bias: bias.map(round) }],
-  };
+/** Where each layer's weights (outputs × inputs, row-major) and biases sit in the flat parameter vector. */
+interface LayerShape {
+  inputs: number;
+  outputs: number;
+  weights: number;
+  bias: number;
+}
+
+function layerShapes(sizes: readonly number[]): LayerShape[] {
+  let offset = 0;
+  return sizes.slice(1).map((outputs, l) => {
+    const inputs = sizes[l]!;
+    const shape = { inputs, outputs, weights: offset, bias: offset + inputs * outputs };
+    offset += (inputs + 1) * outputs;
+    return shape;
+  });
 }
 
 export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: SoftmaxTrainingOptions): TrainedModel {
@@ -92,106 +97,93 @@ export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: So
     if (!Number.isInteger(row.label) || row.label < 0 || row.label >= classes) throw new RangeError(`row ${r} has label ${row.label}, expected 0..${classes - 1}`);
     if (!row.features.every(Number.isFinite)) throw new RangeError(`row ${r} has a feature that is NaN or Infinity`);
   });
-  const { iterations = 400, learningRate = 0.05, l2 = 1e-4 } = options;
+  const { iterations = 400, learningRate = 0.05, l2 = 1e-4, hidden = 0 } = options;
   const { mean, std } = standardisation(rows, width);
-  const x = rows.map((row) => row.features.map((v, j) => (v - mean[j]!) / std[j]!));
+  const x = rows.map((row) => Float64Array.from(row.features, (v, j) => (v - mean[j]!) / std[j]!));
   const counts = new Array<number>(classes).fill(0);
   for (const row of rows) counts[row.label]! += 1;
   const classWeight = counts.map((count) => (options.balanceClasses && count > 0 ? rows.length / (classes * count) : 1));
   const rowWeight = rows.map((row) => (row.weight ?? 1) * classWeight[row.label]!);
   const totalWeight = rowWeight.reduce((a, b) => a + b, 0);
 
-  // Parameters: classes × (width + 1), the last column the bias.
-  const size = classes * (width + 1);
+  const shapes = layerShapes(hidden > 0 ? [width, hidden, classes] : [width, classes]);
+  const last = shapes.length - 1;
+  const size = shapes[last]!.bias + classes;
   const params = new Float64Array(size);
-  const adam = new Adam(params, learningRate, l2, (i) => i % (width + 1) !== width);
+  const draw = seededRandom(0x5eed);
+  // He-uniform start for the hidden layer (a zero start would keep its units identical); the output layer starts at zero.
+  shapes.slice(0, last).forEach((shape) => {
+    const bound = Math.sqrt(6 / shape.inputs);
+    for (let i = 0; i < shape.inputs * shape.outputs; i++) params[shape.weights + i] = bound * (2 * draw() - 1);
+  });
+  const isBias = (i: number): boolean => shapes.some((shape) => i >= shape.bias && i < shape.bias + shape.outputs);
+  const adam = new Adam(params, learningRate, l2, (i) => !isBias(i));
   const gradient = new Float64Array(size);
-  const probabilities = new Float64Array(classes);
-  let loss = 0;
-  const forward = (features: readonly number[]): void => {
-    let max = -Infinity;
-    for (let c = 0; c < classes; c++) {
-      let z = params[c * (width + 1) + width]!;
-      for (let j = 0; j < width; j++) z += params[c * (width + 1) + j]! * features[j]!;
-      probabilities[c] = z;
-      max = Math.max(max, z);
-    }
+  // activations[0] is the input; activations[l + 1] the output of layer l (softmax probabilities for the last).
+  const activations: Float64Array[] = [new Float64Array(width), ...shapes.map((shape) => new Float64Array(shape.outputs))];
+  const deltas = shapes.map((shape) => new Float64Array(shape.outputs));
+  const forward = (features: Float64Array): Float64Array => {
+    activations[0] = features;
+    shapes.forEach((shape, l) => {
+      const input = activations[l]!;
+      const output = activations[l + 1]!;
+      for (let o = 0; o < shape.outputs; o++) {
+        let z = params[shape.bias + o]!;
+        const row = shape.weights + o * shape.inputs;
+        for (let j = 0; j < shape.inputs; j++) z += params[row + j]! * input[j]!;
+        output[o] = l < last && z < 0 ? 0 : z;
+      }
+    });
+    const logits = activations[last + 1]!;
+    const max = Math.max(...logits);
     let sum = 0;
-    for (let c = 0; c < classes; c++) sum += probabilities[c] = Math.exp(probabilities[c]! - max);
-    for (let c = 0; c < classes; c++) probabilities[c]! /= sum;
+    for (let c = 0; c < classes; c++) sum += logits[c] = Math.exp(logits[c]! - max);
+    for (let c = 0; c < classes; c++) logits[c]! /= sum;
+    return logits;
   };
+  let loss = 0;
   for (let step = 1; step <= iterations; step++) {
     gradient.fill(0);
     loss = 0;
     x.forEach((features, r) => {
-      forward(features);
+      const probabilities = forward(features);
       const w = rowWeight[r]! / totalWeight;
       loss -= w * Math.log(Math.max(probabilities[rows[r]!.label]!, 1e-12));
-      for (let c = 0; c < classes; c++) {
-        const error = w * (probabilities[c]! - (c === rows[r]!.label ? 1 : 0));
-        for (let j = 0; j < width; j++) gradient[c * (width + 1) + j]! += error * features[j]!;
-        gradient[c * (width + 1) + width]! += error;
+      for (let c = 0; c < classes; c++) deltas[last]![c] = w * (probabilities[c]! - (c === rows[r]!.label ? 1 : 0));
+      for (let l = last; l >= 0; l--) {
+        const shape = shapes[l]!;
+        const input = activations[l]!;
+        const delta = deltas[l]!;
+        const below = l > 0 ? deltas[l - 1]!.fill(0) : null;
+        for (let o = 0; o < shape.outputs; o++) {
+          const error = delta[o]!;
+          if (error === 0) continue;
+          const row = shape.weights + o * shape.inputs;
+          for (let j = 0; j < shape.inputs; j++) {
+            gradient[row + j]! += error * input[j]!;
+            if (below) below[j]! += error * params[row + j]!;
+          }
+          gradient[shape.bias + o]! += error;
+        }
+        // Through the ReLU: no gradient where the unit was off.
+        if (below) for (let j = 0; j < shape.inputs; j++) if (input[j] === 0) below[j] = 0;
       }
     });
     adam.step(gradient);
   }
+  const round = (value: number): number => Number(value.toPrecision(7));
   return {
     loss,
-    model: linearModel(
-      options,
-      { mean, std },
-      Array.from({ length: classes }, (_, c) => Array.from(params.subarray(c * (width + 1), c * (width + 1) + width))),
-      Array.from({ length: classes }, (_, c) => params[c * (width + 1) + width]!),
-    ),
+    model: {
+      type: hidden > 0 ? 'mlp' : 'linear',
+      classes: [...options.classes],
+      features: [...options.features],
+      normalization: { mean: mean.map(round), std: std.map(round) },
+      layers: shapes.map((shape, l) => ({
+        weights: Array.from({ length: shape.outputs }, (_, o) => Array.from(params.subarray(shape.weights + o * shape.inputs, shape.weights + (o + 1) * shape.inputs), round)),
+        bias: Array.from(params.subarray(shape.bias, shape.bias + shape.outputs), round),
+        ...(l < last ? { activation: 'relu' as const } : {}),
+      })),
+    },
   };
-}
-
-/** The candidates of one question: feature rows and which of them are correct. */
-export interface CandidateGroup {
-  features: readonly (readonly number[])[];
-  correct: readonly boolean[];
-}
-
-/**
- * A linear ranker trained listwise (a conditional logit): for each group, a softmax over its
- * candidates, maximising the probability of the correct ones, which is what picking the
- * top-scored candidate needs. Written as a two-class model (`classes[0]` scores w·x, the
- * other 0), so p(classes[0]) = sigmoid(w·x) orders candidates as the ranker does.
- */
-export function trainListwiseRanker(
-  groups: readonly CandidateGroup[],
-  options: { classes: readonly [string, string]; features: readonly string[]; iterations?: number; learningRate?: number; l2?: number },
-): TrainedModel {
-  const width = options.features.length;
-  const usable = groups.filter((group) => group.correct.some(Boolean));
-  if (usable.length === 0) throw new RangeError('training needs at least one group with a correct candidate');
-  const allRows = usable.flatMap((group) => group.features.map((features) => ({ features, label: 0 })));
-  allRows.forEach((row, r) => {
-    if (row.features.length !== width || !row.features.every(Number.isFinite)) throw new RangeError(`candidate ${r} has ${row.features.length} features or a non-finite one, expected ${width} finite`);
-  });
-  const { mean, std } = standardisation(allRows, width);
-  const standardised = usable.map((group) => group.features.map((row) => row.map((v, j) => (v - mean[j]!) / std[j]!)));
-  const { iterations = 300, learningRate = 0.05, l2 = 1e-4 } = options;
-  const w = new Float64Array(width);
-  const adam = new Adam(w, learningRate, l2);
-  let loss = 0;
-  for (let step = 1; step <= iterations; step++) {
-    const gradient = new Float64Array(width);
-    loss = 0;
-    standardised.forEach((rows, g) => {
-      const scores = rows.map((row) => row.reduce((sum, x, j) => sum + x * w[j]!, 0));
-      const max = Math.max(...scores);
-      const exps = scores.map((score) => Math.exp(score - max));
-      const total = exps.reduce((a, b) => a + b, 0);
-      const p = exps.map((e) => e / total);
-      const correct = p.reduce((sum, pi, i) => sum + (usable[g]!.correct[i] ? pi : 0), 0);
-      loss -= Math.log(Math.max(correct, 1e-12)) / usable.length;
-      rows.forEach((row, i) => {
-        const coefficient = (p[i]! - (usable[g]!.correct[i] ? p[i]! / correct : 0)) / usable.length;
-        for (let j = 0; j < width; j++) gradient[j]! += coefficient * row[j]!;
-      });
-    });
-    adam.step(gradient);
-  }
-  return { loss, model: linearModel(options, { mean, std }, [Array.from(w), new Array<number>(width).fill(0)], [0, 0]) };
 }

@@ -1,36 +1,48 @@
 /**
  * RiLM's certainty gate (GrowOVER): for each (question, document, candidate answer) a
  * classifier run by the addon predicts reliable / misleading / uncertain. The best document
- * D* is the one with the highest p(reliable); its answer is adopted when "reliable" is the
- * predicted class. ARR's ω = λ·p(reliable | D*), with λ stored beside the weights.
+ * D* is the one with the highest p(reliable). p(reliable) is calibrated on real questions (the
+ * share of answers with p ≈ 0.8 that are right is about 0.8), and an answer is adopted only when
+ * p(reliable) reaches the model's `adoptAt` for its kind (a fact, or a span of text), each chosen
+ * so that at least 96 % of the adopted answers of that kind were right on the tuning data. ARR's ω = λ·p(reliable | D*), with λ stored beside the weights.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { f1Score } from '../bench/answerMetrics.js';
-import { normalizeAnswer } from '../text/normalize.js';
 import type { ChangeProfile } from '../graph/answeringRepository.js';
-import type { FactRecord } from '../graph/model.js';
 import { Classifier, type ClassifierModelJson } from '../native/index.js';
 import { modelsDir } from '../paths.js';
-import { termCoverage } from '../text/language.js';
-import type { QuestionAnalysis } from './question.js';
 import { annotate, candidateSpans } from '../text/annotation.js';
+import { termCoverage } from '../text/language.js';
+import { normalizeAnswer } from '../text/normalize.js';
+import { f1Score } from './answerMetrics.js';
+import type { FactMatch } from './factLinker.js';
+import type { QuestionAnalysis } from './question.js';
 import { EvidenceKind, type Certainty, type Evidence } from './types.js';
 
 export const GATE_FEATURES = [
+  'isFact',
+  'factSimilarity',
+  'factMargin',
+  'factWordOverlap',
+  'subjectCoverage',
+  'generatorConfidence',
+  'readerScore',
+  'readerLead',
+  'agreement',
+  'factAgreement',
+  'formerValue',
   'denseScore',
   'lexicalScore',
   'fusedScore',
   'reciprocalRank',
-  'inDocument',
   'typeMatch',
-  'termCoverage',
-  'factAgreement',
-  'isFact',
+  'sentenceCoverage',
+  'namesNearAnswer',
+  'namesInTitle',
   'ageYears',
   'volatility',
   'timeSensitive',
-  'generatorConfidence',
+  'answerWords',
 ] as const;
 export const GATE_CLASSES = ['reliable', 'misleading', 'uncertain'] as const;
 export type GateClass = (typeof GATE_CLASSES)[number];
@@ -41,8 +53,15 @@ export const DEFAULT_LAMBDA = 2.0;
 export interface GateModelFile {
   classifier: ClassifierModelJson;
   lambda: number;
+  /** The calibrated p(reliable) from which an answer is adopted: a fact's, and a span of text's. */
+  adoptAt: AdoptionThresholds;
   /** How the model was made, for the record (command, items, held-out scores). */
   provenance?: Record<string, unknown>;
+}
+
+export interface AdoptionThresholds {
+  fact: number;
+  text: number;
 }
 
 export const DEFAULT_GATE_PATH = (): string => join(modelsDir(), 'certainty-gate.json');
@@ -50,11 +69,23 @@ export const DEFAULT_GATE_PATH = (): string => join(modelsDir(), 'certainty-gate
 /** What the features of one candidate are computed from. */
 export interface GateContext {
   question: QuestionAnalysis;
+  /** The question's proper names, lower case ("nvidia"). */
+  names: readonly string[];
   evidence: Evidence;
   answer: string;
   generatorConfidence: number;
-  /** The fact the question asks for, as valid at asOf (null when none matched). */
-  currentFact: FactRecord | null;
+  /** The reader's unnormalised span score (null for facts and other generators). */
+  readerScore: number | null;
+  /** The best reader score among the question's other documents. */
+  otherReaderScore: number | null;
+  /** The answers of the question's other candidates. */
+  otherAnswers: readonly string[];
+  /** The fact the question asks for, as valid at the asked time, and how well it matched. */
+  factMatch: FactMatch | null;
+  /** Values the matched attribute had before (outdated versions). */
+  formerValues: readonly string[];
+  /** How fully the question names the document's article (0 when it does not). */
+  subjectCoverage: number;
   profile: ChangeProfile | undefined;
   asOf: Date;
   timeSensitive: boolean;
@@ -63,34 +94,58 @@ export interface GateContext {
 }
 
 const YEAR_MS = 365 * 86_400_000;
+const clip = (value: number, bound: number): number => Math.max(-bound, Math.min(bound, value));
 
-/** The sentence of a passage that holds the answer, or the whole text when none does. */
-function answerSentence(text: string, answer: string): string {
+/** The sentence of a passage that holds the answer, with its neighbours, or the whole text when none does. */
+function answerContext(text: string, answer: string): { sentence: string; window: string } {
   const wanted = normalizeAnswer(answer);
-  return annotate(text).find((sentence) => wanted !== '' && normalizeAnswer(sentence.text).includes(wanted))?.text ?? text;
+  const sentences = annotate(text);
+  const at = wanted === '' ? -1 : sentences.findIndex((sentence) => normalizeAnswer(sentence.text).includes(wanted));
+  if (at < 0) return { sentence: text, window: text };
+  return { sentence: sentences[at]!.text, window: sentences.slice(Math.max(0, at - 1), at + 2).map((s) => s.text).join(' ') };
+}
+
+function namesIn(names: readonly string[], text: string): number {
+  if (names.length === 0) return 1;
+  const words = new Set(normalizeAnswer(text).split(' '));
+  return names.filter((name) => name.split(' ').every((word) => words.has(word))).length / names.length;
 }
 
 export function gateFeatures(context: GateContext): number[] {
-  const { evidence, answer, question, currentFact } = context;
+  const { evidence, answer, question, factMatch } = context;
   const isFact = evidence.kind === EvidenceKind.FACT;
+  const ownFact = isFact && factMatch !== null && factMatch.fact.id === evidence.id;
   const normalized = normalizeAnswer(answer);
-  const inDocument = normalized !== '' && (isFact || normalizeAnswer(evidence.text).includes(normalized));
   const answerSpans = normalized === '' ? [] : annotate(answer).flatMap((sentence, s) => candidateSpans(sentence, s));
+  const others = context.otherAnswers.filter((other) => normalizeAnswer(other) !== '');
+  const agrees = (a: string, b: readonly string[]): boolean => normalized !== '' && f1Score(a, b) >= 0.5;
+  const currentValue = factMatch?.fact.value ?? null;
+  const { sentence, window } = isFact ? { sentence: evidence.text, window: evidence.text } : answerContext(evidence.text, answer);
   return [
+    isFact ? 1 : 0,
+    ownFact ? factMatch.similarity : 0,
+    ownFact ? Math.min(factMatch.margin, 0.2) : 0,
+    ownFact ? factMatch.wordOverlap : 0,
+    context.subjectCoverage,
+    context.generatorConfidence,
+    context.readerScore === null ? 0 : clip(context.readerScore, 50),
+    context.readerScore === null || context.otherReaderScore === null ? 0 : clip(context.readerScore - context.otherReaderScore, 20),
+    others.length === 0 ? 0 : others.filter((other) => agrees(answer, [other])).length / others.length,
+    // From -1 (disagrees) to 1 (the same value): a part of the value ("Klopp") agrees only partly.
+    currentValue === null || normalized === '' ? 0 : 2 * f1Score(answer, [currentValue]) - 1,
+    agrees(answer, context.formerValues) && !(currentValue !== null && agrees(answer, [currentValue])) ? 1 : 0,
     evidence.denseScore ?? 0,
     context.maxLexicalScore > 0 && evidence.lexicalScore !== null ? evidence.lexicalScore / context.maxLexicalScore : 0,
     evidence.fusedScore ?? 0,
     evidence.rank === null ? 0 : 1 / evidence.rank,
-    inDocument ? 1 : 0,
     answerSpans.some((span) => span.types.has(question.answerType)) ? 1 : 0,
-    isFact ? 1 : termCoverage(question.terms, answerSentence(evidence.text, answer)),
-    // From -1 (disagrees) to 1 (the same value): a part of the value ("Klopp") agrees only partly.
-    currentFact === null || normalized === '' ? 0 : 2 * f1Score(answer, [currentFact.value]) - 1,
-    isFact ? 1 : 0,
+    isFact ? 1 : termCoverage(question.terms, sentence),
+    namesIn(context.names, window),
+    namesIn(context.names, evidence.articleId),
     Math.max(0, (context.asOf.getTime() - evidence.validFrom.getTime()) / YEAR_MS),
     Math.log1p(context.profile?.recentRevisions ?? 0),
     context.timeSensitive ? 1 : 0,
-    context.generatorConfidence,
+    Math.min(normalized.split(' ').filter(Boolean).length, 20) / 10,
   ];
 }
 
@@ -98,15 +153,20 @@ export class CertaintyGate {
   private constructor(
     private readonly classifier: Classifier,
     readonly lambda: number,
+    readonly adoptAt: AdoptionThresholds,
   ) {}
 
   static fromModel(model: GateModelFile): CertaintyGate {
     const classifier = Classifier.fromJson(model.classifier);
     if (classifier.features.join() !== GATE_FEATURES.join() || classifier.classes.join() !== GATE_CLASSES.join()) {
-      throw new RangeError(`certainty gate model must have features [${GATE_FEATURES.join(', ')}] and classes [${GATE_CLASSES.join(', ')}]`);
+      throw new RangeError(`certainty gate model must have features [${GATE_FEATURES.join(', ')}] and classes [${GATE_CLASSES.join(', ')}]: retrain it with \`chronoql train-gate\``);
     }
     if (!(model.lambda >= 0)) throw new RangeError(`certainty gate model: lambda must be ≥ 0, got ${model.lambda}`);
-    return new CertaintyGate(classifier, model.lambda);
+    for (const kind of ['fact', 'text'] as const) {
+      const threshold = model.adoptAt?.[kind];
+      if (!(typeof threshold === 'number' && threshold > 0 && threshold <= 1)) throw new RangeError(`certainty gate model: adoptAt.${kind} must be in (0, 1], got ${threshold}`);
+    }
+    return new CertaintyGate(classifier, model.lambda, model.adoptAt);
   }
 
   static load(path = DEFAULT_GATE_PATH()): CertaintyGate {
@@ -119,10 +179,14 @@ export class CertaintyGate {
     const p = await this.classifier.scoreBatch(rows);
     return rows.map((_, r) => ({ reliable: p[3 * r]!, misleading: p[3 * r + 1]!, uncertain: p[3 * r + 2]! }));
   }
-}
 
-/** The class a certainty predicts. */
-export function predictedClass(certainty: Certainty): GateClass {
-  if (certainty.reliable >= certainty.misleading && certainty.reliable >= certainty.uncertain) return 'reliable';
-  return certainty.misleading >= certainty.uncertain ? 'misleading' : 'uncertain';
+  /** The p(reliable) from which an answer drawn from this evidence is adopted. */
+  threshold(evidence: Evidence): number {
+    return evidence.kind === EvidenceKind.FACT ? this.adoptAt.fact : this.adoptAt.text;
+  }
+
+  /** Whether an answer drawn from this evidence with this certainty is adopted. */
+  adopts(evidence: Evidence, certainty: Certainty | null): boolean {
+    return certainty !== null && certainty.reliable >= this.threshold(evidence);
+  }
 }

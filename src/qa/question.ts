@@ -1,5 +1,6 @@
 /** What a question asks for and the words and cues the answerers and the retrieval decision work from. */
 import { annotate, AnswerType, type Token } from '../text/annotation.js';
+import { normalizeAnswer } from '../text/normalize.js';
 
 export interface QuestionAnalysis {
   text: string;
@@ -25,7 +26,14 @@ const TYPE_RULES: Array<[RegExp, AnswerType]> = [
 const TEMPORAL_PATTERNS: RegExp[] = [
   /\b(now|nowadays|today|currently|current|presently|at present|latest|newest|most recent|recently|recent|incumbent|still|so far|to date|as of|this (year|month|week|season)|right now|these days|new)\b/g,
 ];
-const EARLIER_PATTERN = /\b(before (that|him|her|them|then)|previous(ly)?|prior|former|predecessor|earlier|preceded|until then)\b/;
+const EARLIER_WORDS = /\b(before (that|him|her|them|then)|previous(ly)?|prior|former|predecessor|earlier|preceded|until then)\b/i;
+/** "before Donald Tusk": before a name that is no month, weekday or feast (those are times). */
+const BEFORE_NAME = /\bbefore (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*/u;
+
+/** The words by which a question asks for an earlier value than the one it names or implies, or null. */
+export function earlierCue(question: string): string | null {
+  return (EARLIER_WORDS.exec(question) ?? BEFORE_NAME.exec(question))?.[0] ?? null;
+}
 const WH_WORDS = new Set(['who', 'whom', 'whose', 'what', 'which', 'when', 'where', 'why', 'how']);
 
 export function expectedAnswerType(question: string): AnswerType {
@@ -51,6 +59,31 @@ export function analyseQuestion(question: string): QuestionAnalysis {
     terms: new Set(tokens.filter((token) => !token.stop && !WH_WORDS.has(token.lower) && /[\p{L}\p{N}]/u.test(token.text)).map((token) => token.stem)),
     temporalCues: [...new Set([...temporalCues, ...years.map(String)])],
     years,
-    asksForEarlier: EARLIER_PATTERN.test(lower),
+    asksForEarlier: earlierCue(question) !== null,
   };
 }
+
+/**
+ * The proper names a question mentions, lower case, each run of capitalised words one name
+ * ("Reserve Bank of India" → "reserve bank of india"); the wh-word and the first word are not names.
+ */
+export function questionNames(question: QuestionAnalysis): string[] {
+  const names: string[] = [];
+  let run: string[] = [];
+  const close = (): void => {
+    while (run.length > 0 && NAME_JOINERS.has(run[run.length - 1]!)) run.pop();
+    if (run.length > 0) names.push(run.join(' '));
+    run = [];
+  };
+  question.tokens.forEach((token, i) => {
+    const capitalised = i > 0 && /^\p{Lu}/u.test(token.text) && !WH_WORDS.has(token.lower);
+    if (capitalised || token.pos === 'PROPN') run.push(normalizeAnswer(token.text));
+    else if (run.length > 0 && NAME_JOINERS.has(token.lower)) run.push(token.lower);
+    else close();
+  });
+  close();
+  return [...new Set(names.filter((name) => name !== ''))];
+}
+
+const NAME_JOINERS = new Set(['of', 'de', 'the', 'and', 'van', 'von', 'del', 'da']);
+

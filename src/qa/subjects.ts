@@ -1,65 +1,145 @@
 /**
- * Links a question to the articles it is about (their titles named in it) and to the fact it
- * asks for (an attribute whose words the question holds), so the graph's exact history can
- * answer and inform the retrieval decision.
+ * Links a question to the articles it names, also where it names them differently from their
+ * titles: a word may be the start of a title word ("Man" Manchester, "champion" Championship),
+ * an abbreviation of one ("Utd" United), or an acronym written in capitals for several ("US"
+ * United States, "WHO" World Health Organization). A title is linked by the share of its own
+ * content words the question covers, in order.
  */
-import type { FactRecord } from '../graph/model.js';
 import { normalizeAnswer } from '../text/normalize.js';
-import { contentTerms } from '../text/language.js';
 
 export interface LinkedSubject {
   articleId: string;
   title: string;
+  /** Share of the title's content words the question names (1: all of them). */
+  coverage: number;
+  /** The question's words that name it, lower case. */
+  words: string[];
 }
 
-/** Titles as word sequences: lowercase, punctuation dropped ("Manchester United F.C." → "manchester united f c"). */
-const words = (text: string): string => normalizeAnswer(text);
+/** Words a title carries that say nothing of which article it is ("F.C.", "the", "of"). */
+const TITLE_FILLER = new Set(['of', 'the', 'and', 'in', 'for', 'on', 'at', 'to', 'de', 'f', 'c', 'fc', 'cf', 'inc', 'ltd', 'plc', 'co']);
+/** A title is linked when the question names at least this share of its content words. */
+export const MIN_TITLE_COVERAGE = 0.5;
+const MAX_SKIPPED_QUESTION_WORDS = 1;
 
-const MAX_TITLE_WORDS = 12;
+interface Title {
+  articleId: string;
+  title: string;
+  words: string[];
+  content: boolean[];
+  contentCount: number;
+}
+
+interface QuestionWord {
+  lower: string;
+  /** Starts with a capital: a name, which may be abbreviated ("Utd"). */
+  capitalised: boolean;
+  /** Written in capitals ("US", "WHO"): may be an acronym. */
+  capitals: boolean;
+}
+
+function questionWords(text: string): QuestionWord[] {
+  return (text.normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((word) => ({
+    lower: normalizeAnswer(word.replace(/['’]s$/u, '')),
+    capitalised: /^\p{Lu}/u.test(word),
+    capitals: word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word),
+  }));
+}
+
+/** "utd" in "united": same first letter, the rest in order. */
+function abbreviates(short: string, word: string): boolean {
+  if (short.length < 2 || short.length >= word.length || short[0] !== word[0]) return false;
+  let at = 1;
+  for (let i = 1; i < short.length; i++) {
+    at = word.indexOf(short[i]!, at) + 1;
+    if (at === 0) return false;
+  }
+  return true;
+}
+
+/** How many title words (from `at`) one question word stands for: 0 when it names none of them. */
+function wordsNamed(question: QuestionWord, title: Title, at: number): number {
+  const word = title.words[at]!;
+  const q = question.lower;
+  if (q === word) return 1;
+  if (q.length >= 3 && (word.startsWith(q) || (word.length >= 4 && q.startsWith(word)))) return 1;
+  if (question.capitalised && q.length >= 3 && q.length <= 5 && abbreviates(q, word)) return 1;
+  if (question.capitals && q.length >= 2) {
+    // An acronym of the next content words: "us" → united states.
+    let taken = 0;
+    let i = at;
+    for (const letter of q) {
+      while (i < title.words.length && !title.content[i]) i++;
+      if (i >= title.words.length || title.words[i]![0] !== letter) return 0;
+      i++;
+      taken = i - at;
+    }
+    return taken;
+  }
+  return 0;
+}
 
 export class SubjectIndex {
-  private readonly byWords = new Map<string, LinkedSubject>();
+  private readonly titles: Title[] = [];
+  private readonly byId = new Map<string, Title>();
 
   constructor(articles: ReadonlyArray<{ id: string; title: string }>) {
     for (const article of articles) {
-      const subject = { articleId: article.id, title: article.title };
-      const key = words(article.title);
-      if (key !== '') this.byWords.set(key, subject);
-      // "Manchester United F.C.", "Real Madrid CF": questions drop the club suffix.
-      const short = key.replace(/\s+(f c|c f|cf|fc|inc|ltd|plc|co)$/, '');
-      if (short !== key && short !== '' && !this.byWords.has(short)) this.byWords.set(short, subject);
+      const words = normalizeAnswer(article.title).split(' ').filter(Boolean);
+      const content = words.map((word) => !TITLE_FILLER.has(word));
+      const contentCount = content.filter(Boolean).length;
+      const title = { articleId: article.id, title: article.title, words, content, contentCount };
+      this.byId.set(article.id, title);
+      if (contentCount > 0) this.titles.push(title);
     }
   }
 
-  /** The articles whose titles the text names, longest first and not overlapping. */
+  /** An article as a subject the question does not name (coverage 0), e.g. one retrieval found. */
+  unnamed(articleId: string): LinkedSubject | null {
+    const title = this.byId.get(articleId);
+    return title ? { articleId, title: title.title, coverage: 0, words: [] } : null;
+  }
+
+  /** The articles the text names, best covered first. */
   link(text: string): LinkedSubject[] {
-    const tokens = words(text).split(' ').filter(Boolean);
-    const taken = new Array<boolean>(tokens.length).fill(false);
+    const words = questionWords(text);
     const found: LinkedSubject[] = [];
-    for (let length = Math.min(MAX_TITLE_WORDS, tokens.length); length >= 1; length--) {
-      for (let start = 0; start + length <= tokens.length; start++) {
-        if (taken.slice(start, start + length).some(Boolean)) continue;
-        const subject = this.byWords.get(tokens.slice(start, start + length).join(' '));
-        if (!subject || found.some((f) => f.articleId === subject.articleId)) continue;
-        found.push(subject);
-        taken.fill(true, start, start + length);
-      }
+    for (const title of this.titles) {
+      const best = this.bestAlignment(words, title);
+      if (best.coverage >= MIN_TITLE_COVERAGE) found.push({ articleId: title.articleId, title: title.title, coverage: best.coverage, words: best.words });
     }
-    return found;
+    return found.sort((a, b) => b.coverage - a.coverage || b.words.length - a.words.length || a.title.localeCompare(b.title));
   }
-}
 
-/**
- * The fact whose attribute the question names: every content word of the attribute among the
- * question's words, the longest such attribute winning ("President-elect" over "President"
- * only when both words are asked).
- */
-export function matchFact(facts: readonly FactRecord[], questionTerms: ReadonlySet<string>): FactRecord | null {
-  let best: { fact: FactRecord; size: number } | null = null;
-  for (const fact of facts) {
-    const attribute = contentTerms(fact.attribute);
-    if (attribute.size === 0 || ![...attribute].every((term) => questionTerms.has(term))) continue;
-    if (!best || attribute.size > best.size) best = { fact, size: attribute.size };
+  /**
+   * The question window that names most of the title: question words matched to title words
+   * left to right (title words may be left out; at most one unmatched question word between
+   * two matches).
+   */
+  private bestAlignment(words: readonly QuestionWord[], title: Title): { coverage: number; words: string[] } {
+    let best = { coverage: 0, words: [] as string[] };
+    for (let start = 0; start < words.length; start++) {
+      let at = 0;
+      let covered = 0;
+      let skipped = 0;
+      const used: string[] = [];
+      for (let q = start; q < words.length && at < title.words.length; q++) {
+        let matched = false;
+        for (let t = at; t < title.words.length; t++) {
+          const named = wordsNamed(words[q]!, title, t);
+          if (named === 0) continue;
+          for (let k = t; k < t + named; k++) if (title.content[k]) covered++;
+          at = t + named;
+          used.push(words[q]!.lower);
+          matched = true;
+          break;
+        }
+        if (matched) skipped = 0;
+        else if (used.length === 0 || ++skipped > MAX_SKIPPED_QUESTION_WORDS) break;
+      }
+      const coverage = covered / title.contentCount;
+      if (coverage > best.coverage) best = { coverage, words: used };
+    }
+    return best;
   }
-  return best?.fact ?? null;
 }

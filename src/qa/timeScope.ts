@@ -7,6 +7,7 @@
  * ("the 2022 World Cup") is not a scope: the answer does not depend on when it is asked.
  */
 import * as chrono from 'chrono-node';
+import { earlierCue } from './question.js';
 
 export enum TimeScopeKind {
   /** One instant: "on 4 December 2024", "two years ago", "as of 2023" (its end). */
@@ -92,7 +93,6 @@ function periods(question: string, asOf: Date): Period[] {
 /** The words right before a date that make it a scope, with at most "the" and two other words in between ("after the 2022 election year"). */
 const GOVERNOR =
   /\b(between|from|before|prior to|until|till|up to|by|after|following|since|as of|as at|in|during|throughout|on|at the (?:end|start|beginning) of|by the end of|at|around)\s+(?:the\s+)?(?:(?:year|month)\s+)?$/i;
-const EARLIER = /\b(before (that|him|her|them|then)|previous(ly)?|prior|former|predecessor|earlier|preceded|until then)\b/i;
 const RANGE_LINK = /^\s*(?:and|to|until|till|through|-|–)\s*(?:the\s+)?$/i;
 
 /** The time scope of a question, or null when it names none (it is then asked as of asOf). */
@@ -142,8 +142,8 @@ export function readTimeScope(question: string, asOf: Date): TimeScope | null {
   }
   const current = CURRENT_WORDS.exec(question);
   if (current) return { kind: TimeScopeKind.CURRENT, text: current[0], from: asOf, to: asOf };
-  const earlier = EARLIER.exec(question);
-  return earlier ? { kind: TimeScopeKind.PREVIOUS, text: earlier[0], from: null, to: asOf } : null;
+  const earlier = earlierCue(question);
+  return earlier ? { kind: TimeScopeKind.PREVIOUS, text: earlier, from: null, to: asOf } : null;
 }
 
 /** The instants at which to answer a scoped question: where the store's versions can differ inside the scope, up to asOf. */

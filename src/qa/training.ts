@@ -1,134 +1,170 @@
 /**
- * Training of the answering models, reproducible from the repository:
- * - the span scorer, on one half of a public QA set (gold paragraphs), `chronoql train-spans`;
- * - the certainty gate and ARR's λ, on QA items with types and evidence, `chronoql train-gate`.
+ * Training of the certainty gate, reproducible from the repository (`chronoql gate-rows`, then
+ * `chronoql train-gate`): the first-round candidates of real questions with their features and
+ * what became of them (right, a stale value, wrong), a softmax regression on them, temperature
+ * scaling on questions it was not fitted on, and the adoption threshold chosen there.
  */
-import { exactMatch, f1Score, matchAccuracy } from '../bench/answerMetrics.js';
-import { normalizeAnswer } from '../text/normalize.js';
-import { trainListwiseRanker, trainSoftmaxRegression, type CandidateGroup } from '../learning/softmaxRegression.js';
+import { createHash } from 'node:crypto';
+import { trainSoftmaxRegression } from '../learning/softmaxRegression.js';
 import type { ClassifierModelJson } from '../native/index.js';
 import type { QaItem } from '../retrieval/evaluation.js';
-import type { RetrievalService } from '../retrieval/retrievalService.js';
+import { f1Score } from './answerMetrics.js';
 import type { AskService } from './askService.js';
-import { CertaintyGate, DEFAULT_LAMBDA, GATE_CLASSES, GATE_FEATURES, predictedClass, type GateClass, type GateModelFile } from './certaintyGate.js';
-import { analyseQuestion } from './question.js';
-import { SPAN_CLASSES, SPAN_FEATURES, spanCandidates } from './spanScorer.js';
-import { EvidenceKind, RetrievalMode } from './types.js';
+import { DEFAULT_LAMBDA, type AdoptionThresholds, GATE_CLASSES, GATE_FEATURES, type GateClass, type GateModelFile } from './certaintyGate.js';
+import { RetrievalMode } from './types.js';
 
-/** The span scorer, ranking the candidate spans of each gold paragraph so that a span equal to a gold answer comes first. */
-export function trainSpanScorer(items: readonly QaItem[]): { model: ClassifierModelJson; questions: number; candidates: number; loss: number } {
-  const groups: CandidateGroup[] = items.flatMap((item) => {
-    const text = item.documents[0]?.text;
-    if (!text) return [];
-    const candidates = spanCandidates(analyseQuestion(item.question), text);
-    return [{ features: candidates.map((c) => c.features), correct: candidates.map((c) => exactMatch(c.text, item.answers) === 1) }];
-  });
-  const usable = groups.filter((group) => group.correct.some(Boolean));
-  const { model, loss } = trainListwiseRanker(usable, { classes: SPAN_CLASSES, features: SPAN_FEATURES });
-  return { model, questions: usable.length, candidates: usable.reduce((n, group) => n + group.features.length, 0), loss };
+/** An answer is right when its token F1 with a gold answer is at least this (partial names count: "Barnier"). */
+export const CORRECT_F1 = 0.5;
+
+export function isCorrect(answer: string | null, answers: readonly string[]): boolean {
+  return answer !== null && answer !== '' && answers.length > 0 && f1Score(answer, answers) >= CORRECT_F1;
 }
 
 /**
- * GrowOVER's labels, for every (question, document, candidate) of the first round: reliable
- * when the candidate holds a whole gold answer (a part of a name is not reliable); misleading when it is an answer that no longer holds
- * (a CHANGED item's previous answer) or the item is CHANGED and the document lacks the current
- * answer; uncertain otherwise (the evidence was missed, or the answer is wrong).
+ * GrowOVER's classes for a candidate: reliable when it is right; misleading when it is an
+ * answer that no longer holds (the item's previous answer); uncertain otherwise.
  */
-export function gateLabel(item: QaItem, answer: string, documentText: string): GateClass {
-  if (answer !== '' && matchAccuracy(answer, item.answers) === 1) return 'reliable';
-  const stale = item.previousAnswers.length > 0 && answer !== '' && f1Score(answer, item.previousAnswers) >= 0.5;
-  const holdsAnswer = item.answers.some((a) => normalizeAnswer(documentText).includes(normalizeAnswer(a)));
-  if (stale || (item.type === 'CHANGED' && !holdsAnswer)) return 'misleading';
+export function gateLabel(item: Pick<QaItem, 'answers' | 'previousAnswers'>, answer: string): GateClass {
+  if (isCorrect(answer, item.answers)) return 'reliable';
+  if (isCorrect(answer, item.previousAnswers)) return 'misleading';
   return 'uncertain';
 }
 
-export interface GateTrainingReport {
-  model: GateModelFile;
-  trainItems: number;
-  heldOutItems: number;
-  rows: Record<GateClass, number>;
-  heldOutAccuracy: number;
-  /** Re-retrieval hit rate on held-out items the gate did not trust, per λ tried. */
-  lambdaSearch: Array<{ lambda: number; hitRate: number; questions: number }>;
+export interface GateRow {
+  /** Where the question comes from (a QA file and split). */
+  source: string;
+  question: string;
+  label: number;
+  isFact: boolean;
+  answer: string;
+  features: number[];
 }
 
-// GrowOVER used 2.0; p(reliable) of an untrusted answer is often small, so larger λ are tried too.
-const LAMBDAS = [0, 0.5, 1, 2, 4, 8, 16, 32, 64];
-
-/** Alternating subjects: the 1st, 3rd, … subject's items train, the others are held out. */
-export function splitBySubject(items: readonly QaItem[]): { train: QaItem[]; heldOut: QaItem[] } {
-  const order = new Map<string, number>();
-  for (const item of items) if (!order.has(item.context[0] ?? '')) order.set(item.context[0] ?? '', order.size);
-  return {
-    train: items.filter((item) => order.get(item.context[0] ?? '')! % 2 === 0),
-    heldOut: items.filter((item) => order.get(item.context[0] ?? '')! % 2 === 1),
-  };
-}
-
-export async function trainGate(ask: AskService, retrieval: RetrievalService, items: readonly QaItem[], onProgress?: (done: number, total: number) => void): Promise<GateTrainingReport> {
-  const { train, heldOut } = splitBySubject(items);
-  type Row = { item: QaItem; features: number[]; label: number; answer: string; isFact: boolean };
-  let done = 0;
-  const collect = async (part: readonly QaItem[]): Promise<Row[]> => {
-    const out: Row[] = [];
-    for (let start = 0; start < part.length; start += 64) {
-      const batch = part.slice(start, start + 64);
-      const rounds = await ask.firstRoundCandidates(
-        batch.map((item) => ({ question: item.question, asOf: item.asOf, retrieval: RetrievalMode.GATED })),
-        new Date(),
-      );
-      rounds.forEach(({ candidates }, i) => {
-        for (const candidate of candidates) {
-          const label = GATE_CLASSES.indexOf(gateLabel(batch[i]!, candidate.answer, candidate.evidence.text));
-          out.push({ item: batch[i]!, features: candidate.features, answer: candidate.answer, label, isFact: candidate.evidence.kind === EvidenceKind.FACT });
-        }
-      });
-      done += batch.length;
-      onProgress?.(done, items.length);
-    }
-    return out;
-  };
-  const trainRows = await collect(train);
-  const heldOutRows = await collect(heldOut);
-  const { model: classifier } = trainSoftmaxRegression(
-    trainRows.map((row) => ({ features: row.features, label: row.label })),
-    { classes: GATE_CLASSES, features: GATE_FEATURES, balanceClasses: true, iterations: 500 },
-  );
-  const gate = CertaintyGate.fromModel({ classifier, lambda: DEFAULT_LAMBDA });
-  const certainties = await gate.score(heldOutRows.map((row) => row.features));
-  const predicted = certainties.map((c) => GATE_CLASSES.indexOf(predictedClass(c)));
-  const heldOutAccuracy = heldOutRows.length === 0 ? 0 : predicted.filter((p, i) => p === heldOutRows[i]!.label).length / heldOutRows.length;
-
-  // λ: re-retrieve the held-out questions whose best passage the gate does not trust, with each λ.
-  // Passages only: with the graph's fact among the candidates the gate trusts nearly every question.
-  const best = new Map<QaItem, { reliable: number; answer: string; predicted: number }>();
-  heldOutRows.forEach((row, i) => {
-    if (row.isFact) return;
-    const current = best.get(row.item);
-    if (!current || certainties[i]!.reliable > current.reliable) best.set(row.item, { reliable: certainties[i]!.reliable, answer: row.answer, predicted: predicted[i]! });
-  });
-  const untrusted = [...best.entries()].filter(([, b]) => b.predicted !== 0);
-  const firstRound = await ask.firstRoundCandidates(untrusted.map(([item]) => ({ question: item.question, asOf: item.asOf, retrieval: RetrievalMode.GATED })), new Date());
-  const lambdaSearch: GateTrainingReport['lambdaSearch'] = [];
-  for (const lambda of LAMBDAS) {
-    let hits = 0;
-    for (let q = 0; q < untrusted.length; q++) {
-      const [item, b] = untrusted[q]!;
-      const exclude = firstRound[q]!.candidates.flatMap((c) => (c.evidence.rowId === null ? [] : [c.evidence.rowId]));
-      const [found] = await retrieval.reRetrieve([{ question: item.question, answer: b.answer, omega: lambda * b.reliable, excludeRowIds: exclude }], item.asOf ?? new Date(), 3);
-      if (found!.some((hit) => item.answers.some((a) => normalizeAnswer(hit.text).includes(normalizeAnswer(a))))) hits++;
-    }
-    lambdaSearch.push({ lambda, hitRate: untrusted.length === 0 ? 0 : hits / untrusted.length, questions: untrusted.length });
+/** The first-round candidates of every item (asked as GATED) with their features and labels. */
+export async function collectGateRows(ask: AskService, items: readonly QaItem[], source: string, onProgress?: (done: number, total: number) => void): Promise<GateRow[]> {
+  const rows: GateRow[] = [];
+  for (let start = 0; start < items.length; start += 64) {
+    const batch = items.slice(start, start + 64);
+    const rounds = await ask.firstRoundCandidates(
+      batch.map((item) => ({ question: item.question, asOf: item.asOf, retrieval: RetrievalMode.GATED })),
+      new Date(),
+    );
+    rounds.forEach(({ candidates }, i) => {
+      for (const candidate of candidates) {
+        if (candidate.answer === '') continue;
+        const label = GATE_CLASSES.indexOf(gateLabel(batch[i]!, candidate.answer));
+        rows.push({ source, question: `${batch[i]!.question}@${batch[i]!.asOf?.toISOString() ?? ''}`, label, isFact: candidate.evidence.kind === 'FACT', answer: candidate.answer, features: candidate.features });
+      }
+    });
+    onProgress?.(Math.min(start + 64, items.length), items.length);
   }
-  // The best hit rate; on a tie the λ closest to GrowOVER's.
-  const chosen = [...lambdaSearch].sort((a, b) => b.hitRate - a.hitRate || Math.abs(a.lambda - DEFAULT_LAMBDA) - Math.abs(b.lambda - DEFAULT_LAMBDA))[0];
-  const count = (label: number): number => trainRows.filter((row) => row.label === label).length;
+  return rows;
+}
+
+/** Units of the gate's hidden layer. */
+const GATE_HIDDEN_UNITS = 32;
+
+/** Which part a question is in, by a hash of its text: the same question always lands on the same side. */
+function inCalibrationPart(question: string): boolean {
+  return createHash('sha256').update(question).digest()[0]! % 4 === 0;
+}
+
+function softmaxPower(p: readonly number[], inverseTemperature: number): number[] {
+  const scaled = p.map((value) => Math.max(value, 1e-12) ** inverseTemperature);
+  const total = scaled.reduce((a, b) => a + b, 0);
+  return scaled.map((value) => value / total);
+}
+
+interface ChosenAnswer {
+  p: number;
+  correct: boolean;
+  isFact: boolean;
+}
+
+/** A kind of answer with fewer calibration questions than this shares the threshold of all answers: one wrong answer among a few would set it. */
+const MIN_THRESHOLD_SUPPORT = 100;
+
+/** The lowest p(reliable) from which at least `precision` of the answers are right (1 when none is). */
+function lowestThreshold(answers: readonly ChosenAnswer[], precision: number): number {
+  const ranked = [...answers].sort((a, b) => b.p - a.p);
+  let threshold = 1;
+  let correct = 0;
+  ranked.forEach((answer, i) => {
+    if (answer.correct) correct++;
+    // Only between distinct values: a threshold adopts everything at or above it.
+    if (correct / (i + 1) >= precision && (i + 1 === ranked.length || ranked[i + 1]!.p < answer.p)) threshold = answer.p;
+  });
+  return threshold;
+}
+
+export interface GateTrainingReport {
+  rows: Record<GateClass, number>;
+  fitRows: number;
+  calibrationRows: number;
+  temperature: number;
+  adoptAt: AdoptionThresholds;
+  /** On the calibration questions, each with its most trusted candidate. */
+  calibration: { questions: number; adopted: number; adoptedCorrect: number; precision: number };
+}
+
+/**
+ * Fits the gate on three quarters of the questions (by hash), scales its temperature on the
+ * rest, and there chooses, for facts and for spans of text apart, the lowest p(reliable) from
+ * which at least `precision` of the most trusted answers are right. `score` runs a candidate model (the addon's Classifier).
+ */
+export async function trainGateModel(
+  rows: readonly GateRow[],
+  score: (classifier: ClassifierModelJson, features: number[][]) => Promise<number[][]>,
+  options: {
+    precision: number;
+    lambda?: number;
+    /** Rows only to fit on, never to calibrate or choose thresholds on: items generated from the store's own facts, all easy and right, would flatter them. */
+    fitOnly?: readonly GateRow[];
+  },
+): Promise<{ model: GateModelFile; report: GateTrainingReport }> {
+  const fit = [...rows.filter((row) => !inCalibrationPart(row.question)), ...(options.fitOnly ?? [])];
+  const calibration = rows.filter((row) => inCalibrationPart(row.question));
+  if (fit.length === 0 || calibration.length === 0) throw new RangeError('train-gate needs rows of more questions (none fell in one of its two parts)');
+  // One hidden layer: how far a reader score can be trusted depends on whether the answer is a fact, the type matches, the names are near.
+  const { model: classifier } = trainSoftmaxRegression(fit, { classes: GATE_CLASSES, features: GATE_FEATURES, hidden: GATE_HIDDEN_UNITS, iterations: 800, learningRate: 0.01, l2: 1e-4 });
+  const raw = await score(classifier, calibration.map((row) => row.features));
+  // Temperature scaling: the inverse temperature that maximises the calibration rows' likelihood.
+  let best = { inverse: 1, nll: Infinity };
+  for (let inverse = 0.25; inverse <= 4.0001; inverse += 0.025) {
+    const nll = raw.reduce((sum, p, r) => sum - Math.log(Math.max(softmaxPower(p, inverse)[calibration[r]!.label]!, 1e-12)), 0);
+    if (nll < best.nll) best = { inverse, nll };
+  }
+  // Scaling the output layer scales the logits.
+  const output = classifier.layers.at(-1)!;
+  const scaledOutput = { ...output, weights: output.weights.map((row) => row.map((w) => Number((w * best.inverse).toPrecision(7)))), bias: output.bias.map((b) => Number((b * best.inverse).toPrecision(7))) };
+  const scaled = { ...classifier, layers: [...classifier.layers.slice(0, -1), scaledOutput] };
+  const calibrated = raw.map((p) => softmaxPower(p, best.inverse)[0]!);
+  // Each calibration question's most trusted candidate, as ask chooses.
+  const chosen = new Map<string, ChosenAnswer>();
+  calibration.forEach((row, r) => {
+    const current = chosen.get(row.question);
+    if (!current || calibrated[r]! > current.p) chosen.set(row.question, { p: calibrated[r]!, correct: row.label === 0, isFact: row.isFact });
+  });
+  const answers = [...chosen.values()];
+  const pooled = lowestThreshold(answers, options.precision);
+  const ownThreshold = (kind: ChosenAnswer[]): number => (kind.length >= MIN_THRESHOLD_SUPPORT ? lowestThreshold(kind, options.precision) : pooled);
+  const adoptAt = { fact: ownThreshold(answers.filter((answer) => answer.isFact)), text: ownThreshold(answers.filter((answer) => !answer.isFact)) };
+  const adopted = answers.filter((answer) => answer.p >= (answer.isFact ? adoptAt.fact : adoptAt.text));
+  const count = (label: number): number => rows.filter((row) => row.label === label).length + (options.fitOnly ?? []).filter((row) => row.label === label).length;
   return {
-    model: { classifier, lambda: chosen?.lambda ?? DEFAULT_LAMBDA },
-    trainItems: train.length,
-    heldOutItems: heldOut.length,
-    rows: { reliable: count(0), misleading: count(1), uncertain: count(2) },
-    heldOutAccuracy,
-    lambdaSearch,
+    model: { classifier: scaled, lambda: options.lambda ?? DEFAULT_LAMBDA, adoptAt: { fact: Number(adoptAt.fact.toPrecision(6)), text: Number(adoptAt.text.toPrecision(6)) } },
+    report: {
+      rows: { reliable: count(0), misleading: count(1), uncertain: count(2) },
+      fitRows: fit.length,
+      calibrationRows: calibration.length,
+      temperature: 1 / best.inverse,
+      adoptAt,
+      calibration: {
+        questions: answers.length,
+        adopted: adopted.length,
+        adoptedCorrect: adopted.filter((answer) => answer.correct).length,
+        precision: adopted.length === 0 ? 0 : adopted.filter((answer) => answer.correct).length / adopted.length,
+      },
+    },
   };
 }

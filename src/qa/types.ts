@@ -1,5 +1,6 @@
 /** The answering pipeline's requests and results, as the GraphQL layer and the benchmarks see them. */
 import type { FactRecord } from '../graph/model.js';
+import type { TimeScope } from './timeScope.js';
 
 /** How `ask` uses retrieval. */
 export enum RetrievalMode {
@@ -102,9 +103,23 @@ export interface StageTimings {
   totalMs: number;
 }
 
+/** One answer of a question about a period, with the part of the period it held. */
+export interface ScopedAnswer {
+  text: string;
+  adopted: boolean;
+  certainty: Certainty | null;
+  /** From when and until when (exclusive) in the question's time scope this answer was given. */
+  from: Date;
+  to: Date;
+  evidence: Evidence | null;
+}
+
 export interface AnswerResult {
   question: string;
-  text: string;
+  /** The adopted answer; null when ChronoQL abstains (no candidate is trusted enough). */
+  text: string | null;
+  /** The best candidate answer, adopted or not; null when there is none. */
+  guess: string | null;
   adopted: boolean;
   certainty: Certainty | null;
   decision: Decision;
@@ -112,6 +127,10 @@ export interface AnswerResult {
   candidates: ScoredCandidate[];
   rounds: RetrievalRound[];
   asOf: Date;
+  /** The time the question's own words ask about; null when it names none. */
+  timeScope: TimeScope | null;
+  /** For a question about a period, the other answers that held in it. */
+  otherAnswers: ScopedAnswer[];
   generator: string;
   timings: StageTimings;
 }

@@ -45,7 +45,7 @@ export function documentId(text: string, title?: string): string {
   return title ? `${title} ¶${digest}` : `context-${digest}`;
 }
 
-/** Reads a QA file: `question`, gold `answers` (or `ground_truth`), optional `context`, `asOf`, `type`. */
+/** Reads a QA file: `question`, gold `answers` (or `ground_truth`; empty when there is none), optional `context`, `asOf`, `type` (or `kind`). */
 export async function readQaFile(path: string): Promise<QaItem[]> {
   const { source, parsed, problems } = await readJsonLines(path);
   const items: QaItem[] = [];
@@ -56,8 +56,9 @@ export async function readQaFile(path: string): Promise<QaItem[]> {
     const record = (value ?? {}) as Record<string, unknown>;
     const answers = record.answers ?? record.ground_truth;
     if (typeof record.question !== 'string' || record.question.trim() === '') report('"question" must be a non-empty string');
-    if (!Array.isArray(answers) || answers.length === 0 || !answers.every((a) => typeof a === 'string')) {
-      report('"answers" (or "ground_truth") must be a non-empty list of strings');
+    // An empty list is a question the store cannot answer: an answerer should abstain on it.
+    if (!Array.isArray(answers) || !answers.every((a) => typeof a === 'string')) {
+      report('"answers" (or "ground_truth") must be a list of strings (empty for a question without an answer)');
     }
     const context = Array.isArray(record.context) ? record.context.map(contextEntry) : [];
     if (record.context !== undefined && (!Array.isArray(record.context) || context.includes(null))) {
@@ -81,7 +82,7 @@ export async function readQaFile(path: string): Promise<QaItem[]> {
         entry.text === null ? { id: documentId(entry.id), title: entry.id, text: entry.id } : { id: documentId(entry.text, entry.id), title: entry.id, text: entry.text },
       ),
       asOf,
-      type: typeof record.type === 'string' ? record.type : null,
+      type: typeof record.type === 'string' ? record.type : typeof record.kind === 'string' ? record.kind : null,
       previousAnswers: Array.isArray(record.previousAnswers) ? record.previousAnswers.filter((a): a is string => typeof a === 'string') : [],
     });
   }

@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { deleteAllKnowledge } from '../graph/maintenance.js';
+import { basename, join } from 'node:path';
 import { loadConfig } from '../server/config.js';
 import type { Logger } from '../server/logger.js';
 import { openRuntime, type Runtime } from '../server/runtime.js';
@@ -84,21 +84,32 @@ export async function evaluateQaFile(path: string, options: EvaluationOptions): 
   }
   items = splitByArticle(items, options.split);
   if (options.endpoint) return scoreModes(endpointSearch(options.endpoint), items, unit);
-  return withEvaluationStore(path, corpus?.articles ?? null, options.log, (runtime) => scoreModes(serviceSearch(runtime.services.retrieval), items, unit));
+  return withEvaluationStore(corpus && corpusSnapshots(path, corpus.articles), options.log, (runtime) => scoreModes(serviceSearch(runtime.services.retrieval), items, unit));
+}
+
+/** A dated snapshot of an evaluation store. */
+export interface EvaluationSnapshot {
+  takenAt: Date;
+  source: string;
+  articles: ArticleInput[];
+}
+
+/** A QA file's contexts as one snapshot, dated before any question. */
+export function corpusSnapshots(source: string, articles: ArticleInput[]): EvaluationSnapshot[] {
+  return [{ takenAt: CORPUS_DATE, source: `eval:${basename(source)}`, articles }];
 }
 
 /**
- * Runs `work` on the configured store, or, given a corpus, on that corpus alone, loaded into a
- * separate, emptied data directory (.chronoql-eval) so the user's data is never touched.
+ * Runs `work` on the configured store, or on the given snapshots alone, in a data directory of
+ * their own under .chronoql-eval, named by their content: the user's data is never touched, and a
+ * second run finds them ingested and embedded already (an ingest of the same snapshot changes nothing).
  */
-export async function withEvaluationStore<T>(source: string, corpus: ArticleInput[] | null, log: Logger, work: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const env = corpus ? { ...process.env, NEO4J_URI: '', CHRONOQL_DATA_DIR: join(process.cwd(), '.chronoql-eval') } : process.env;
+export async function withEvaluationStore<T>(snapshots: EvaluationSnapshot[] | null, log: Logger, work: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const content = snapshots && createHash('sha256').update(JSON.stringify(snapshots)).digest('hex').slice(0, 16);
+  const env = content ? { ...process.env, NEO4J_URI: '', CHRONOQL_DATA_DIR: join(process.cwd(), '.chronoql-eval', content) } : process.env;
   const runtime = await openRuntime(loadConfig(env), log);
   try {
-    if (corpus) {
-      await deleteAllKnowledge(runtime.services.db);
-      await runtime.services.ingest.ingest(corpus, { takenAt: CORPUS_DATE, source: `eval:${source}` });
-    }
+    for (const snapshot of snapshots ?? []) await runtime.services.ingest.ingest(snapshot.articles, { takenAt: snapshot.takenAt, source: snapshot.source });
     await runtime.services.retrieval.catchUp();
     return await work(runtime);
   } finally {

@@ -434,6 +434,11 @@ export class RetrievalService {
     );
   }
 
+  /** Of these names, those the store has never heard of: no passage of any time mentions them. */
+  namesNeverMentioned(names: readonly string[]): Promise<string[]> {
+    return this.repository.namesNeverMentioned(names);
+  }
+
   /** Passages by id, for evidence handed back by a client (a conversation's earlier turns). */
   unitsByIds(unit: SearchUnit, ids: readonly string[]): Promise<Map<string, UnitRecord>> {
     return this.repository.unitsByIds(LABEL[unit], ids);

@@ -1,5 +1,6 @@
 /** GraphQL types of the answering API (`ask`, `batchAsk`). */
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { TimeScopeKind } from '../qa/timeScope.js';
 import { DecisionAction, EvidenceKind, RetrievalMode } from '../qa/types.js';
 import { DateTimeScalar } from './scalars.js';
 import { Fact } from './types.js';
@@ -12,6 +13,12 @@ registerEnumType(RetrievalMode, {
 });
 registerEnumType(DecisionAction, { name: 'DecisionAction', description: 'What the retrieval decision chose.' });
 registerEnumType(EvidenceKind, { name: 'EvidenceKind' });
+registerEnumType(TimeScopeKind, {
+  name: 'TimeScopeKind',
+  description:
+    'AT an instant; DURING a period (the answer that held longest first); BEFORE a time (the last answer before it); AFTER a period (the first answer after it); ' +
+    'SINCE a time (the latest answer); CURRENT (asOf itself); PREVIOUS (the value before the one that holds at asOf).',
+});
 
 @InputType({ description: 'An earlier turn of a conversation.' })
 export class TurnInput {
@@ -109,17 +116,46 @@ export class AnswerTimings {
   @Field(() => Float) totalMs!: number;
 }
 
+@ObjectType({ description: "The time a question's own words ask about, read from it." })
+export class TimeScope {
+  @Field(() => TimeScopeKind) kind!: TimeScopeKind;
+  @Field(() => String, { description: 'The words read, as written.' }) text!: string;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'Start (inclusive); null when open.' }) from!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'End (exclusive); null when open (up to asOf).' }) to!: Date | null;
+}
+
+@ObjectType({ description: 'Another answer of a question about a period, with the part of the period it held.' })
+export class ScopedAnswer {
+  @Field(() => String) text!: string;
+  @Field(() => Boolean) adopted!: boolean;
+  @Field(() => Certainty, { nullable: true }) certainty!: Certainty | null;
+  @Field(() => DateTimeScalar) from!: Date;
+  @Field(() => DateTimeScalar) to!: Date;
+  @Field(() => Evidence, { nullable: true }) evidence!: Evidence | null;
+}
+
 @ObjectType({ description: 'An answer as of a date, with its evidence, certainty and the decisions behind it.' })
 export class Answer {
   @Field(() => String) question!: string;
-  @Field(() => String, { description: 'Empty when no answer was found.' }) text!: string;
-  @Field(() => Boolean, { description: 'The certainty gate predicted "reliable" for the chosen answer.' }) adopted!: boolean;
-  @Field(() => Certainty, { nullable: true, description: 'null when no gate ran (NEVER, NO_RETRIEVE).' }) certainty!: Certainty | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'The adopted answer. null when ChronoQL abstains: no candidate is trusted enough (guess holds the best one, decision.cues says why).',
+  })
+  text!: string | null;
+  @Field(() => String, { nullable: true, description: 'The best candidate answer, adopted or not; null when there is none.' }) guess!: string | null;
+  @Field(() => Boolean, {
+    description: 'The certainty gate trusts the answer: its calibrated p(reliable) reaches the adoption threshold, at which at least 95 % of adopted answers were right on held-out questions.',
+  })
+  adopted!: boolean;
+  @Field(() => Certainty, { nullable: true, description: 'null when no gate ran (NEVER, or the generator alone without a fact to weigh).' }) certainty!: Certainty | null;
   @Field(() => RetrievalDecision) decision!: RetrievalDecision;
   @Field(() => [Evidence], { description: 'The chosen answer’s evidence first, then the other documents considered.' }) evidence!: Evidence[];
   @Field(() => [AnswerCandidate]) candidates!: AnswerCandidate[];
   @Field(() => [RetrievalRound]) rounds!: RetrievalRound[];
   @Field(() => DateTimeScalar) asOf!: Date;
+  @Field(() => TimeScope, { nullable: true, description: 'The time the question itself names ("in July 2024", "before 2020", "currently"); null when none.' })
+  timeScope!: TimeScope | null;
+  @Field(() => [ScopedAnswer], { description: 'For a question about a period: the other answers that held in it.' }) otherAnswers!: ScopedAnswer[];
   @Field(() => String) generator!: string;
   @Field(() => AnswerTimings) timings!: AnswerTimings;
 }

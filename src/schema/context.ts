@@ -4,6 +4,7 @@ import type { ReadRepository } from '../graph/readRepository.js';
 import type { ChangeFeed } from '../ingest/changeFeed.js';
 import type { IngestService } from '../ingest/ingestService.js';
 import type { AskService } from '../qa/askService.js';
+import type { SpanReader } from '../qa/reader/spanReader.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
 import type { Principal } from '../server/auth.js';
 
@@ -14,6 +15,7 @@ export interface Services {
   ingest: IngestService;
   changeFeed: ChangeFeed;
   retrieval: RetrievalService;
+  reader: SpanReader;
   answering: AskService;
 }
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DEFAULT_SUBSCRIBER_BUFFER } from '../ingest/changeFeed.js';
 import type { AccessSettings, JwtSettings } from './auth.js';
 
@@ -7,6 +7,10 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Where pretrained encoders are unpacked (CHRONOQL_MODELS_DIR, default <dataDir>/models). */
+  modelsDir: string;
+  /** Memory for the reader's encoded passages (CHRONOQL_READER_CACHE_MB). */
+  readerCacheBytes: number;
   neo4j: { uri: string; user: string; password: string; database?: string } | null;
   managedBoltPort: number | undefined;
   managedHeapMb: number;
@@ -41,10 +45,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number | undefi
 /** Reads configuration from the environment (README.md, "Configuration"). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const uri = env.NEO4J_URI?.trim();
+  const dataDir = resolve(env.CHRONOQL_DATA_DIR?.trim() || '.chronoql');
   return {
     port: integer(env, 'PORT', 4000, 0, 65535)!,
     host: env.HOST?.trim() || '127.0.0.1',
-    dataDir: resolve(env.CHRONOQL_DATA_DIR?.trim() || '.chronoql'),
+    dataDir,
+    modelsDir: resolve(env.CHRONOQL_MODELS_DIR?.trim() || join(dataDir, 'models')),
+    readerCacheBytes: integer(env, 'CHRONOQL_READER_CACHE_MB', 256, 1, 1_000_000)! * 1024 * 1024,
     neo4j: uri
       ? {
           uri,

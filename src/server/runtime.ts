@@ -11,6 +11,8 @@ import { createEmbedder, type Embedder, type EmbedderConfig } from '../retrieval
 import { IngestService } from '../ingest/ingestService.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabeler.js';
 import { AskService } from '../qa/askService.js';
+import { SpanReader } from '../qa/reader/spanReader.js';
+import { modelsDir } from '../paths.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
 import type { RequestContext, Services } from '../schema/context.js';
@@ -79,9 +81,11 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   let answering: AskService;
   let labeler: SentenceLabeler;
   let labelEncoder: Embedder | undefined;
+  let reader: SpanReader | undefined;
   try {
     // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
-    answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval });
+    reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: config.readerCacheBytes, log: (message) => log.info(message) });
+    answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval, reader });
     const verifier = verifierFromEnv();
     // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.
     if (process.env.CHRONOQL_LABEL_ENCODER?.trim() === 'none') {
@@ -93,12 +97,13 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     if (options.changeFeed) await changeFeed.start();
   } catch (error) {
     await labelEncoder?.close?.();
+    await reader?.close();
     await retrieval.close();
     await db.close();
     await connection.stop();
     throw error;
   }
-  const services: Services = { db, reads, changeFeed, retrieval, answering, ingest: new IngestService(db, () => changeFeed.poke(), labeler) };
+  const services: Services = { db, reads, changeFeed, retrieval, reader, answering, ingest: new IngestService(db, () => changeFeed.poke(), labeler) };
   return {
     services,
     startedNeo4j: connection.startedHere,
@@ -113,6 +118,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     close: async () => {
       await changeFeed.stop();
       await retrieval.close();
+      await reader.close();
       await labelEncoder?.close?.();
       await db.close();
       await connection.stop();
