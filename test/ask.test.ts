@@ -10,13 +10,14 @@ import { trainSoftmaxRegression } from '../src/learning/softmaxRegression.js';
 import { AskService } from '../src/qa/askService.js';
 import { CertaintyGate, GATE_CLASSES, GATE_FEATURES } from '../src/qa/certaintyGate.js';
 import { GeneratorRegistry } from '../src/qa/generators/index.js';
-import { expectedAnswerType } from '../src/qa/question.js';
+import { analyseQuestion, expectedAnswerType } from '../src/qa/question.js';
 import { SubjectIndex } from '../src/qa/subjects.js';
 import { AnswerType } from '../src/text/annotation.js';
 import { collectGateRows, trainGateModel } from '../src/qa/training.js';
 import { Classifier, type ClassifierModelJson } from '../src/native/index.js';
 import { RetrievalMode } from '../src/qa/types.js';
 import type { QaItem } from '../src/retrieval/evaluation.js';
+import { SearchMode, SearchUnit } from '../src/retrieval/retrievalService.js';
 import type { Runtime } from '../src/server/runtime.js';
 import { execute, ingestDemo, openTestRuntime } from './support.js';
 
@@ -237,6 +238,17 @@ describe('ask on the demo corpus', () => {
     assert.equal(answer.candidates[0]!.evidence.round, 1);
     const gated = await ask.ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.GATED });
     assert.equal(gated.rounds.length, 1);
+  });
+
+  it("searches with the reader's question vectors exactly as with the retriever's own (one encoder pass per question)", async () => {
+    const { reader, retrieval } = runtime.services;
+    assert.equal(reader.encoderId, retrieval.embedderId, 'the demo reads and retrieves with one encoder');
+    const questions = ['Who is the prime minister of France?', "Who was Poland's prime minister before Donald Tusk?", 'How long is the Danube?'];
+    const options = { asOf: new Date('2024-10-01'), k: 5, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE };
+    const own = await retrieval.batchSearch(questions, options);
+    const shared = await retrieval.batchSearch(questions, { ...options, queryVectors: await reader.questionVectors(questions.map(analyseQuestion)) });
+    const ranking = (hits: typeof own): Array<Array<[string, number]>> => hits.map((list) => list.map((hit) => [hit.id, Number(hit.score.toFixed(4))]));
+    assert.deepEqual(ranking(shared), ranking(own));
   });
 
   it('batchAsk answers in input order, one search per asOf', async () => {

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import type { AnsweringRepository } from '../graph/answeringRepository.js';
 import type { ReadRepository } from '../graph/readRepository.js';
 import type { SnapshotRepository } from '../graph/snapshotRepository.js';
-import { SearchMode, SearchUnit, type RetrievalService } from '../retrieval/retrievalService.js';
+import { queryTerms, SearchMode, SearchUnit, type RetrievalService } from '../retrieval/retrievalService.js';
 import { CertaintyGate, DEFAULT_GATE_PATH, gateFeatures } from './certaintyGate.js';
 import { documentEvidence, factEvidence, hitEvidence } from './evidence.js';
 import type { FactMatch } from './factLinker.js';
@@ -126,7 +126,13 @@ export class AskService {
     for (const group of groupBy(jobs, (job) => `${job.asOf.toISOString()}|${job.k}`).values()) {
       const hits = await this.options.retrieval.batchSearch(
         group.map((job) => job.query),
-        { asOf: group[0]!.asOf, k: group[0]!.k, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE },
+        {
+          asOf: group[0]!.asOf,
+          k: group[0]!.k,
+          mode: SearchMode.HYBRID,
+          unit: SearchUnit.PASSAGE,
+          queryVectors: group.map((job) => this.retrievalVector(job)),
+        },
       );
       group.forEach((job, i) => job.rounds.push({ round: 1, query: job.query, omega: 0, hits: hits[i]!.map((hit) => hitEvidence(hit, 1)) }));
       await this.planner.linkRetrievedSubjects(group);
@@ -138,6 +144,15 @@ export class AskService {
     }
     timings.retrievalMs += now() - started;
     await this.generateAndGate(jobs, timings);
+  }
+
+  /**
+   * The question's vector from the reader, when it is exactly what the retriever would compute:
+   * one encoder for both, a question searched as it stands (no conversation summary, not shortened).
+   */
+  private retrievalVector(job: Job): Float32Array | null {
+    const shared = this.options.reader.encoderId === this.options.retrieval.embedderId;
+    return shared && job.query === job.question.text && queryTerms(job.query) === job.query ? job.vector : null;
   }
 
   private async reRetrieve(jobs: Job[], timings: StageTimings): Promise<void> {
@@ -152,6 +167,7 @@ export class AskService {
           answer: job.chosen?.answer ?? '',
           omega: omegas[i]!,
           excludeRowIds: job.rounds[0]!.hits.flatMap((hit) => (hit.rowId === null ? [] : [hit.rowId])),
+          questionVector: this.retrievalVector(job),
         })),
         group[0]!.asOf,
         group[0]!.k,

@@ -32,6 +32,12 @@ export interface SearchOptions {
   k: number;
   mode: SearchMode;
   unit: SearchUnit;
+  /**
+   * The queries' vectors where the caller already has them from this store's embedder (the
+   * reader encodes each question with the same model): one encoder pass per question, not two.
+   * A null entry is embedded here.
+   */
+  queryVectors?: ReadonlyArray<Float32Array | null>;
 }
 
 export interface SearchHit extends UnitRecord {
@@ -147,6 +153,8 @@ export interface ReRetrievalRequest {
   omega: number;
   /** Row ids of the first round's passages, which the second round must not return. */
   excludeRowIds: readonly number[];
+  /** E(Q) when the caller has it from this store's embedder (see SearchOptions.queryVectors). */
+  questionVector?: Float32Array | null;
 }
 
 export interface RefreshReport {
@@ -347,7 +355,7 @@ export class RetrievalService {
       );
     } else {
       const requested = depth + VALIDITY_MARGIN;
-      const denseRows = await this.denseSearch(queries, options.unit, asOf, requested);
+      const denseRows = await this.denseSearch(queries, options.unit, asOf, requested, options.queryVectors);
       // Versions whose valid time ends or starts within asOf's minute pass the native index and
       // are dropped here; when so many were dropped that fewer than `depth` remain of a full
       // page, that query is searched again, deeper.
@@ -398,13 +406,19 @@ export class RetrievalService {
     if (requests.length === 0) return [];
     const index = (await this.openIndexes()).get(SearchUnit.PASSAGE)!;
     const d = this.embedder.dimension;
-    const texts = requests.flatMap((request) => [queryTerms(request.question), queryTerms(`${request.question} : ${request.answer}`)]);
-    const vectors = await this.embedder.embed(texts, 'query');
+    const questions = await this.embedQueries(
+      requests.map((request) => queryTerms(request.question)),
+      requests.map((request) => request.questionVector ?? null),
+    );
+    const withAnswers = await this.embedder.embed(
+      requests.map((request) => queryTerms(`${request.question} : ${request.answer}`)),
+      'query',
+    );
     const first = new Float32Array(requests.length * d);
     const second = new Float32Array(requests.length * d);
     requests.forEach((_, q) => {
-      first.set(vectors.subarray(2 * q * d, (2 * q + 1) * d), q * d);
-      second.set(vectors.subarray((2 * q + 1) * d, (2 * q + 2) * d), q * d);
+      if (questions[q]) first.set(questions[q]!, q * d);
+      second.set(withAnswers.subarray(q * d, (q + 1) * d), q * d);
     });
     const requested = Math.min(k + VALIDITY_MARGIN, MAX_K);
     const results =
@@ -514,19 +528,19 @@ export class RetrievalService {
   }
 
   /** The queries' vectors, and which of them can rank anything (a text with no known word embeds to zero). */
-  private async embedQueries(queries: readonly string[]): Promise<Array<Float32Array | null>> {
-    const vectors = await this.embedder.embed(queries, 'query');
+  private async embedQueries(queries: readonly string[], given: ReadonlyArray<Float32Array | null> = []): Promise<Array<Float32Array | null>> {
+    const missing = queries.flatMap((_, q) => (given[q] ? [] : [q]));
+    const embedded = missing.length === 0 ? new Float32Array(0) : await this.embedder.embed(missing.map((q) => queries[q]!), 'query');
     const d = this.embedder.dimension;
-    return queries.map((_, q) => {
-      const vector = vectors.subarray(q * d, (q + 1) * d);
-      return vector.some((x) => x !== 0) ? vector : null;
-    });
+    const vectors = queries.map((_, q) => given[q] ?? null);
+    missing.forEach((q, i) => (vectors[q] = embedded.subarray(i * d, (i + 1) * d)));
+    return vectors.map((vector) => (vector && vector.some((x) => x !== 0) ? vector : null));
   }
 
   /** Row numbers and scores of each query's nearest units valid at asOf, from the native index (to the minute). */
-  private async denseSearch(queries: readonly string[], unit: SearchUnit, asOf: Date, k: number): Promise<DenseRow[][]> {
+  private async denseSearch(queries: readonly string[], unit: SearchUnit, asOf: Date, k: number, given?: ReadonlyArray<Float32Array | null>): Promise<DenseRow[][]> {
     const index = (await this.openIndexes()).get(unit)!;
-    const vectors = await this.embedQueries(queries);
+    const vectors = await this.embedQueries(queries, given);
     const answerable = vectors.flatMap((vector, q) => (vector ? [q] : []));
     const results =
       answerable.length === 0 || index.size === 0

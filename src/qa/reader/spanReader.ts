@@ -98,6 +98,11 @@ export class SpanReader {
   }
 
   /** Each question's sentence embedding, from the same encoder pass that gives the reader its word states. */
+  /** The identity of the encoder behind questionVectors: equal to a retrieval embedder's id when they are the same model. */
+  get encoderId(): string {
+    return this.encoder.encoderId;
+  }
+
   async questionVectors(questions: readonly QuestionAnalysis[]): Promise<Float32Array[]> {
     return (await this.encoder.questions(questions.map(questionWords))).map((states) => states.sentence);
   }

@@ -47,6 +47,11 @@ export class WordEncoder {
   }
 
   /** States of the words of each question. */
+  /** The encoder's identity, as embedders name themselves. */
+  get encoderId(): string {
+    return this.model.id;
+  }
+
   async questions(wordLists: readonly string[][]): Promise<WordStates[]> {
     return this.cached(this.queries, wordLists.map((words) => ({ key: words.join('\u0000'), words })), 'query');
   }
