@@ -7,7 +7,6 @@ import { Command, Option } from 'commander';
 import { parseDateInput } from './graph/temporal.js';
 import { migrate } from './graph/migrator.js';
 import { demoSnapshots } from './ingest/demoCorpus.js';
-import type { ClassifierModelJson } from './native/index.js';
 import type { GateRow } from './qa/training.js';
 import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from './ingest/errors.js';
 import { neo4jProblem } from './server/errors.js';
@@ -536,15 +535,10 @@ program
   .action(async (options: { rows: string; fitOnly?: string; precision: number; out: string }) => {
     const { readJsonLines } = await import('./ingest/jsonLines.js');
     const { trainGateModel } = await import('./qa/training.js');
-    const { Classifier } = await import('./native/index.js');
     const read = async (list: string | undefined): Promise<GateRow[]> =>
       (await Promise.all((list ?? '').split(',').filter((file) => file.trim() !== '').map(async (file) => (await readJsonLines(file.trim())).parsed.map((line) => line.value as GateRow)))).flat();
     const [rows, fitOnly] = await Promise.all([read(options.rows), read(options.fitOnly)]);
-    const score = async (classifier: ClassifierModelJson, features: number[][]): Promise<number[][]> => {
-      const probabilities = await Classifier.fromJson(classifier).scoreBatch(features);
-      return features.map((_, r) => Array.from(probabilities.subarray(3 * r, 3 * r + 3)));
-    };
-    const { model, report } = await trainGateModel(rows, score, { precision: options.precision, fitOnly });
+    const { model, report } = await trainGateModel(rows, { precision: options.precision, fitOnly });
     const sources = [...new Set([...rows, ...fitOnly].map((row) => row.source))];
     const command = `chronoql train-gate --rows ${options.rows}${options.fitOnly ? ` --fit-only ${options.fitOnly}` : ''} --precision ${options.precision}`;
     await writeJson(options.out, { ...model, provenance: { command, sources, ...report } });

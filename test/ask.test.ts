@@ -14,7 +14,7 @@ import { analyseQuestion, expectedAnswerType } from '../src/qa/question.js';
 import { SubjectIndex } from '../src/qa/subjects.js';
 import { AnswerType } from '../src/text/annotation.js';
 import { collectGateRows, trainGateModel } from '../src/qa/training.js';
-import { Classifier, type ClassifierModelJson } from '../src/native/index.js';
+import { Classifier } from '../src/native/index.js';
 import { RetrievalMode } from '../src/qa/types.js';
 import type { QaItem } from '../src/retrieval/evaluation.js';
 import { SearchMode, SearchUnit } from '../src/retrieval/retrievalService.js';
@@ -340,11 +340,7 @@ describe('ask on the demo corpus', () => {
     const rows = await collectGateRows(runtime.services.answering, items, 'test');
     assert.ok(rows.every((row) => row.features.length === GATE_FEATURES.length && row.features.every(Number.isFinite)));
     assert.ok(rows.some((row) => row.label === 0) && rows.some((row) => row.label === 2), 'right and wrong candidates');
-    const score = async (classifier: ClassifierModelJson, features: number[][]): Promise<number[][]> => {
-      const p = await Classifier.fromJson(classifier).scoreBatch(features);
-      return features.map((_, r) => Array.from(p.subarray(3 * r, 3 * r + 3)));
-    };
-    const { model, report } = await trainGateModel(rows, score, { precision: 0.9 });
+    const { model, report } = await trainGateModel(rows, { precision: 0.9 });
     const gate = CertaintyGate.fromModel(model);
     assert.ok(report.temperature > 0 && report.fitRows + report.calibrationRows === rows.length);
     assert.ok(report.calibration.adopted === 0 || report.calibration.precision >= 0.9, JSON.stringify(report.calibration));

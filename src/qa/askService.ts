@@ -14,7 +14,6 @@ import type { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { queryTerms, SearchMode, SearchUnit, type RetrievalService } from '../retrieval/retrievalService.js';
 import { CertaintyGate, DEFAULT_GATE_PATH, gateFeatures } from './certaintyGate.js';
 import { documentEvidence, factEvidence, hitEvidence } from './evidence.js';
-import type { FactMatch } from './factLinker.js';
 import { GeneratorRegistry } from './generators/index.js';
 import { QuestionPlanner, type Asked, type GatedCandidate, type Job } from './questionPlanner.js';
 import type { SpanReader } from './reader/spanReader.js';
@@ -79,11 +78,11 @@ export class AskService {
   }
 
   /** The first round of every question as GATED runs it, with each candidate's gate features: what `train-gate` learns from. */
-  async firstRoundCandidates(requests: readonly AskRequest[], defaultAsOf: Date): Promise<Array<{ candidates: GatedCandidate[]; factMatch: FactMatch | null; formerValues: string[] }>> {
+  async firstRoundCandidates(requests: readonly AskRequest[], defaultAsOf: Date): Promise<GatedCandidate[][]> {
     const asked = await this.planner.plan(requests.map((r) => ({ ...r, retrieval: RetrievalMode.GATED })), defaultAsOf, 'questions');
     const jobs = asked.map((a) => a.jobs[a.jobs.length - 1]);
     await this.firstRound(jobs.filter((job): job is Job => job !== undefined), emptyTimings());
-    return jobs.map((job) => ({ candidates: job?.candidates ?? [], factMatch: job?.factMatch ?? null, formerValues: job?.formerValues ?? [] }));
+    return jobs.map((job) => job?.candidates ?? []);
   }
 
   private async answer(jobs: Job[], timings: StageTimings): Promise<void> {

@@ -22,11 +22,10 @@ export function conversationSummary(turns: readonly Turn[]): string {
 }
 
 /** The question read together with the conversation: its words, and the earlier turn's answer type for a fragment ("And before that?"). */
-export function analyseInConversation(question: string, turns: readonly Turn[]): QuestionAnalysis {
-  const analysis = analyseQuestion(question);
+export function analyseInConversation(analysis: QuestionAnalysis, turns: readonly Turn[]): QuestionAnalysis {
   if (turns.length === 0) return analysis;
   const previous = analyseQuestion(turns[turns.length - 1]!.question);
-  const hasWhWord = /\b(who|whom|whose|what|which|when|where|how)\b/i.test(question);
+  const hasWhWord = /\b(who|whom|whose|what|which|when|where|how)\b/i.test(analysis.text);
   return {
     ...analysis,
     answerType: hasWhWord ? analysis.answerType : previous.answerType,

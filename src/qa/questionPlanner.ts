@@ -112,9 +112,10 @@ export class QuestionPlanner {
       }
       return { ...checkRequest(request, defaultAsOf, first.takenAt, at), generator };
     });
-    const analyses = checked.map(({ question, turns }) => analyseInConversation(question, turns));
+    const own = checked.map(({ question }) => analyseQuestion(question));
+    const analyses = checked.map(({ turns }, index) => analyseInConversation(own[index]!, turns));
     // A bare follow-up ("And before that?") means what the turn before it asked.
-    const meanings = checked.map(({ question, turns }, index) => (turns.length > 0 && analyseQuestion(question).terms.size === 0 ? analyseQuestion(turns.at(-1)!.question) : analyses[index]!));
+    const meanings = checked.map(({ turns }, index) => (turns.length > 0 && own[index]!.terms.size === 0 ? analyseQuestion(turns.at(-1)!.question) : analyses[index]!));
     const vectors = await this.options.reader.questionVectors(meanings);
     const planned = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
@@ -147,11 +148,11 @@ export class QuestionPlanner {
         const { scope, plan, summary, linked, names, unknownNames } = planned[index]!;
         const conversationEvidence = await this.evidenceOf(turns);
         // The turn's own words name the attribute when they can ("And the capital?"); a bare follow-up
-        // ("And before that?") takes the earlier turn's.
-        const ownTerms = turns.length > 0 ? analyseQuestion(question).terms : analysis.terms;
+        // ("And before that?") takes the earlier turn's too.
         const match = async (at: Date): Promise<FactMatch | null> => {
           const candidates = linked.map((subject) => ({ subject, facts: (versions.get(subject.articleId) ?? []).filter((fact) => isValidAt(fact, at)) }));
-          return (await this.linker.match({ vector: vectors[index]!, terms: ownTerms }, candidates)) ?? (await this.linker.match({ vector: vectors[index]!, terms: analysis.terms }, candidates));
+          const byOwnWords = await this.linker.match({ vector: vectors[index]!, terms: own[index]!.terms }, candidates);
+          return byOwnWords ?? (turns.length > 0 ? this.linker.match({ vector: vectors[index]!, terms: analysis.terms }, candidates) : null);
         };
         const memoryFact = (await match(cutoff))?.fact ?? null;
         const jobs = await Promise.all(
@@ -185,7 +186,7 @@ export class QuestionPlanner {
             if (mode === RetrievalMode.NEVER) decision = { ...decision, action: DecisionAction.NO_RETRIEVE, cues: ['retrieval mode NEVER', ...decision.cues] };
             else if (mode !== RetrievalMode.ADAPTIVE) decision = { ...decision, action: DecisionAction.RETRIEVE, cues: [`retrieval mode ${mode}`, ...decision.cues] };
             return {
-              question: { ...analysis, text: question },
+              question: analysis,
               vector: vectors[index]!,
               names,
               unheardOf: unknownNames.filter((name) => unheard.has(name)),

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { trainSoftmaxRegression } from '../learning/softmaxRegression.js';
-import type { ClassifierModelJson } from '../native/index.js';
+import { Classifier } from '../native/index.js';
 import type { QaItem } from '../retrieval/evaluation.js';
 import { f1Score } from './answerMetrics.js';
 import type { AskService } from './askService.js';
@@ -49,7 +49,7 @@ export async function collectGateRows(ask: AskService, items: readonly QaItem[],
       batch.map((item) => ({ question: item.question, asOf: item.asOf, retrieval: RetrievalMode.GATED })),
       new Date(),
     );
-    rounds.forEach(({ candidates }, i) => {
+    rounds.forEach((candidates, i) => {
       for (const candidate of candidates) {
         if (candidate.answer === '') continue;
         const label = GATE_CLASSES.indexOf(gateLabel(batch[i]!, candidate.answer));
@@ -110,11 +110,11 @@ export interface GateTrainingReport {
 /**
  * Fits the gate on three quarters of the questions (by hash), scales its temperature on the
  * rest, and there chooses, for facts and for spans of text apart, the lowest p(reliable) from
- * which at least `precision` of the most trusted answers are right. `score` runs a candidate model (the addon's Classifier).
+ * which at least `precision` of the most trusted answers are right. The calibration rows are
+ * scored by the addon's Classifier, as `ask` scores them.
  */
 export async function trainGateModel(
   rows: readonly GateRow[],
-  score: (classifier: ClassifierModelJson, features: number[][]) => Promise<number[][]>,
   options: {
     precision: number;
     lambda?: number;
@@ -127,7 +127,9 @@ export async function trainGateModel(
   if (fit.length === 0 || calibration.length === 0) throw new RangeError('train-gate needs rows of more questions (none fell in one of its two parts)');
   // One hidden layer: how far a reader score can be trusted depends on whether the answer is a fact, the type matches, the names are near.
   const { model: classifier } = trainSoftmaxRegression(fit, { classes: GATE_CLASSES, features: GATE_FEATURES, hidden: GATE_HIDDEN_UNITS, iterations: 800, learningRate: 0.01, l2: 1e-4 });
-  const raw = await score(classifier, calibration.map((row) => row.features));
+  const probabilities = await Classifier.fromJson(classifier).scoreBatch(calibration.map((row) => row.features));
+  const classes = GATE_CLASSES.length;
+  const raw = calibration.map((_, r) => Array.from(probabilities.subarray(classes * r, classes * (r + 1))));
   // Temperature scaling: the inverse temperature that maximises the calibration rows' likelihood.
   let best = { inverse: 1, nll: Infinity };
   for (let inverse = 0.25; inverse <= 4.0001; inverse += 0.025) {
