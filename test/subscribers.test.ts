@@ -108,17 +108,23 @@ describe('subscribers: slow readers and server restarts', () => {
   it('resume across a server restart with afterSeq and receive every change exactly once', { timeout: 120_000 }, async () => {
     const { token } = await createApiKey(runtime.services.db, 'restart subscriber', Role.READER);
     const seen: number[] = [];
-    /** Subscribes after `afterSeq` until `until` changes have been seen in all, then disconnects. */
+    /**
+     * Subscribes after `afterSeq` until `until` changes have been seen in all, then disconnects;
+     * returns once `during` has finished too (its last changes can arrive before its ingest releases the lease).
+     */
     const follow = async (url: string, afterSeq: number, until: number, during?: () => Promise<unknown>): Promise<void> => {
       const client = createClient({ url: url.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
+      let running: Promise<unknown> | undefined;
       await new Promise<void>((resolve, reject) => {
         client.subscribe<{ changes: { seq: number } }>(
           { query: 'subscription($after: Int) { changes(afterSeq: $after) { seq } }', variables: { after: afterSeq } },
           { next: (message) => (seen.push(message.data!.changes.seq), seen.length >= until && resolve()), error: reject, complete: () => {} },
         );
-        void during?.();
+        running = during?.();
+        running?.catch(reject);
       });
       await client.dispose();
+      await running;
     };
     const ingest = (n: number, date: string) => runtime.services.ingest.ingest(articles(n).map((a) => ({ ...a, id: `${a.id}-${date}` })), { takenAt: day(date), source: 'test' });
     const first = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('silent') });
