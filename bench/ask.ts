@@ -3,7 +3,7 @@
  * the share of time per pipeline stage, on the demo corpus or on a synthetic corpus of
  * recombined demo sentences. Questions: the demo corpus's generated fact questions, at their dates.
  */
-import { generateQuestions } from '../src/bench/questionGeneration.js';
+import { generateQuestions } from '../src/benchmarks/questionGeneration.js';
 import { AnsweringRepository } from '../src/graph/answeringRepository.js';
 import { countNodes } from '../src/graph/maintenance.js';
 import { SnapshotRepository } from '../src/graph/snapshotRepository.js';
@@ -11,9 +11,9 @@ import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
 import { RetrievalMode, type StageTimings } from '../src/qa/types.js';
-import { loadConfig } from '../src/server/config.js';
-import { startServer } from '../src/server/app.js';
-import { createLogger } from '../src/server/logger.js';
+import { loadConfig } from '../src/app/config.js';
+import { startServer } from '../src/api/server.js';
+import { createLogger } from '../src/platform/logger.js';
 import { machine, openBenchRuntime, percentile, writeResult } from './common.js';
 import { recombinedCorpus } from './retrievalLatency.js';
 

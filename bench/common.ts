@@ -2,10 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { deleteAllKnowledge } from '../src/graph/maintenance.js';
-import { projectRoot } from '../src/paths.js';
-import { loadConfig } from '../src/server/config.js';
-import { createLogger } from '../src/server/logger.js';
-import { openRuntime, type Runtime } from '../src/server/runtime.js';
+import { projectRoot } from '../src/platform/paths.js';
+import { loadConfig } from '../src/app/config.js';
+import { createLogger } from '../src/platform/logger.js';
+import { openRuntime, type Runtime } from '../src/app/runtime.js';
 
 /**
  * A runtime on a managed Neo4j of its own (.chronoql-bench), emptied first. Benchmarks never

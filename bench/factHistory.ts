@@ -1,8 +1,8 @@
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
-import { loadConfig } from '../src/server/config.js';
-import { startServer } from '../src/server/app.js';
-import { createLogger } from '../src/server/logger.js';
+import { loadConfig } from '../src/app/config.js';
+import { startServer } from '../src/api/server.js';
+import { createLogger } from '../src/platform/logger.js';
 import { machine, openBenchRuntime, percentile, writeResult } from './common.js';
 
 const QUERY = `query History($subject: ID!, $attribute: String!) {

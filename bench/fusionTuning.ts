@@ -1,5 +1,7 @@
-import { contextsAsCorpus, isRelevant, readQaFile, splitByArticle, type QaItem } from '../src/retrieval/evaluation.js';
-import { fusionWeights, fuseWithWeights, lexicalEvidence, queryTerms, SearchMode, SearchUnit, type FusionSettings, type LexicalEvidence, type RetrievalService, type SearchHit } from '../src/retrieval/retrievalService.js';
+import { contextsAsCorpus, isRelevant, readQaFile, splitByArticle, type QaItem } from '../eval/qaFile.js';
+import { fusionWeights, fuseWithWeights, lexicalEvidence, type FusionSettings, type LexicalEvidence } from '../src/retrieval/fusion.js';
+import { queryTerms, SearchMode, SearchUnit, type SearchHit } from '../src/retrieval/retriever.js';
+import { type RetrievalService } from '../src/retrieval/retrievalService.js';
 import { deleteAllKnowledge } from '../src/graph/maintenance.js';
 import { loadDemoCorpus } from './retrievalEval.js';
 import { machine, openBenchRuntime, writeResult } from './common.js';

@@ -9,7 +9,7 @@ import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../src/ingest/sentenceLabeler.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile, type ArticleInput } from '../src/ingest/snapshotReader.js';
-import { createEmbedder } from '../src/retrieval/embedders/index.js';
+import { createEmbedder } from '../src/embedding/index.js';
 import { machine, writeResult } from './common.js';
 import { syntheticSnapshots } from './ingest.js';
 

@@ -12,9 +12,9 @@ import WebSocket from 'ws';
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import type { ArticleInput } from '../src/ingest/snapshotReader.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
-import { projectRoot } from '../src/paths.js';
-import { createApiKey, Role } from '../src/server/auth.js';
-import type { Runtime } from '../src/server/runtime.js';
+import { projectRoot } from '../src/platform/paths.js';
+import { createApiKey, Role } from '../src/api/auth.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { machine, openBenchRuntime, writeResult } from './common.js';
 
 export interface TrafficResult {

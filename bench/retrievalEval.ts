@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { factQuestions } from '../src/bench/factQuestions.js';
+import { factQuestions } from './factQuestions.js';
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
-import { projectRoot } from '../src/paths.js';
-import { EVALUATED_MODES, evaluateRetrieval, readQaFile, serviceSearch, type QaItem, type RetrievalScores } from '../src/retrieval/evaluation.js';
-import type { Runtime } from '../src/server/runtime.js';
+import { projectRoot } from '../src/platform/paths.js';
+import { EVALUATED_MODES, evaluateRetrieval, readQaFile, serviceSearch, type QaItem, type RetrievalScores } from '../eval/qaFile.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { machine, openBenchRuntime, writeResult } from './common.js';
 
 /** The demo corpus ingested snapshot by snapshot and embedded, with its fact questions and the paraphrase set. */

@@ -1,12 +1,12 @@
-import { factQuestions } from '../src/bench/factQuestions.js';
+import { factQuestions } from './factQuestions.js';
 import { countNodes } from '../src/graph/maintenance.js';
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile, type ArticleInput } from '../src/ingest/snapshotReader.js';
-import { SearchMode } from '../src/retrieval/retrievalService.js';
-import { loadConfig } from '../src/server/config.js';
-import { startServer } from '../src/server/app.js';
-import { createLogger } from '../src/server/logger.js';
+import { SearchMode } from '../src/retrieval/retriever.js';
+import { loadConfig } from '../src/app/config.js';
+import { startServer } from '../src/api/server.js';
+import { createLogger } from '../src/platform/logger.js';
 import { machine, openBenchRuntime, percentile, writeResult } from './common.js';
 import { seeded } from './ingest.js';
 

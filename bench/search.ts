@@ -23,8 +23,8 @@ import { pathToFileURL } from 'node:url';
 import { VectorIndex, backend } from '../src/native/index.js';
 import { packageRoot } from '../src/native/loader.js';
 import { OPEN_END } from '../src/native/args.js';
-import { ReferenceVectorIndex } from '../src/native/reference.js';
-import { randomMatrix, seededRandom } from '../src/native/testing.js';
+import { ReferenceVectorIndex } from '../eval/native/reference.js';
+import { randomMatrix, seededRandom } from '../eval/native/testing.js';
 
 export interface SearchBenchmarkOptions {
   n: number;

@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const compiled = join(root, 'dist', 'src', 'retrieval', 'embedders', 'index.js');
+const compiled = join(root, 'dist', 'src', 'embedding', 'index.js');
 if (!existsSync(compiled)) {
   process.stderr.write('prepare-embeddings: the compiled code is missing; run `npm run build` first\n');
   process.exit(1);

@@ -27,7 +27,7 @@ let neo4j;
 if (external) {
   neo4j = { uri: external, user: process.env.CHRONOQL_TEST_NEO4J_USER ?? 'neo4j', password: process.env.CHRONOQL_TEST_NEO4J_PASSWORD ?? '', stop: async () => {} };
 } else {
-  const { startManagedNeo4j } = await import(join(root, 'dist', 'src', 'graph', 'managedNeo4j.js'));
+  const { startManagedNeo4j } = await import(join(root, 'dist', 'src', 'neo4jProcess', 'managedNeo4j.js'));
   neo4j = await startManagedNeo4j({ dataDir: join(root, '.chronoql-test'), heapMb: 1024, log: (message) => process.stderr.write(`run-tests: ${message}\n`) });
 }
 

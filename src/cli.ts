@@ -4,25 +4,25 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import { Command, Option } from 'commander';
-import { parseDateInput } from './graph/temporal.js';
+import { parseDateInput } from './domain/time.js';
 import { migrate } from './graph/migrator.js';
 import { demoSnapshots } from './ingest/demoCorpus.js';
-import type { GateRow } from './qa/training.js';
+import type { GateRow } from '../eval/gateTraining.js';
 import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from './ingest/errors.js';
-import { neo4jProblem } from './server/errors.js';
+import { neo4jProblem } from './api/errorReporting.js';
 import type { IngestReport } from './ingest/ingestService.js';
 import { readSnapshotFile } from './ingest/snapshotReader.js';
-import { projectRoot } from './paths.js';
-import { EmbedderConfigError } from './retrieval/embedders/index.js';
+import { projectRoot } from './platform/paths.js';
+import { EmbedderConfigError } from './embedding/index.js';
 import { EmbedderMismatchError } from './retrieval/embeddingJob.js';
-import { MavenError } from './tools/maven.js';
-import { printChronoqlSchema } from './schema/index.js';
-import { startBootServer, startServer } from './server/app.js';
-import { createApiKey, hashApiKey, parseRole, Role } from './server/auth.js';
+import { MavenError } from './platform/maven.js';
+import { printChronoqlSchema } from './api/schema.js';
+import { startBootServer, startServer } from './api/server.js';
+import { createApiKey, hashApiKey, parseRole, Role } from './api/auth.js';
 import { ApiKeyRepository } from './graph/apiKeyRepository.js';
-import { loadConfig } from './server/config.js';
-import { createLogger, type Logger } from './server/logger.js';
-import { openRuntime, type Runtime } from './server/runtime.js';
+import { loadConfig } from './app/config.js';
+import { createLogger, type Logger } from './platform/logger.js';
+import { openRuntime, type Runtime } from './app/runtime.js';
 
 /** How often a server pulls new embeddings and closures into its vector indexes. */
 const SERVER_REFRESH_MS = 2000;
@@ -393,7 +393,7 @@ program
   .option('--write-corpus <file>', 'with --contexts-as-corpus: write the contexts as a snapshot file for `chronoql ingest` and stop')
   .option('--endpoint <url>', 'evaluate a running server (e.g. http://127.0.0.1:4000/graphql) instead of opening a store')
   .action(async (options: { qa: string; unit: 'PASSAGE' | 'SENTENCE'; contextsAsCorpus?: boolean; split: 'tune' | 'held-out' | 'all'; writeCorpus?: string; endpoint?: string }) => {
-    const { evaluateQaFile } = await import('./retrieval/evaluationCommand.js');
+    const { evaluateQaFile } = await import('../eval/evaluationStore.js');
     const table = await evaluateQaFile(options.qa, {
       unit: options.unit,
       contextsAsCorpus: Boolean(options.contextsAsCorpus),
@@ -420,7 +420,7 @@ program
   .option('--skip-prepare', 'reuse the data already in --work')
   .option('--ablation', 'also train the variants that leave one part out')
   .action(async (options: { train: string; dev: string; work: string; out: string; python: string; skipPrepare?: boolean; ablation?: boolean }) => {
-    const { readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
+    const { readQaFile, splitByArticle } = await import('../eval/qaFile.js');
     const { prepareReaderData } = await import('../eval/reader/prepare.js');
     const { READER_ENCODER } = await import('./qa/reader/spanReader.js');
     if (!options.skipPrepare) {
@@ -450,7 +450,7 @@ program
   .option('--paragraphs <n>', 'paragraphs whose answer changes', (v) => Number.parseInt(v, 10), 150)
   .requiredOption('--out <dir>', 'directory for the snapshots, their manifest and questions.jsonl')
   .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; paragraphs: number; out: string }) => {
-    const { readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
+    const { readQaFile, splitByArticle } = await import('../eval/qaFile.js');
     const { makeTimeSet } = await import('../eval/timeScoped/makeTimeSet.js');
     const made = await makeTimeSet(splitByArticle(await readQaFile(options.qa), options.split), { dir: options.out, paragraphs: options.paragraphs, seed: 20261124 });
     process.stdout.write(`${made.paragraphs} paragraphs, ${made.changed} with a changed answer, ${made.questions} questions → ${options.out}\n`);
@@ -463,7 +463,7 @@ program
   .requiredOption('--out <file>', 'JSON Lines file to write')
   .action(async (options: { asOf?: string; out: string }) => {
     const asOf = options.asOf ? parseDateInput(options.asOf, '--as-of') : undefined;
-    const { generateQuestions } = await import('./bench/questionGeneration.js');
+    const { generateQuestions } = await import('./benchmarks/questionGeneration.js');
     const { AnsweringRepository } = await import('./graph/answeringRepository.js');
     const { SnapshotRepository } = await import('./graph/snapshotRepository.js');
     await withRuntime(createLogger(loadConfig().logLevel), async (runtime) => {
@@ -493,8 +493,8 @@ interface StoreOptions {
 
 /** The chosen questions and the store to ask them in (null: the configured one). */
 async function questionsAndStore(options: StoreOptions) {
-  const { contextsAsCorpus, readQaFile, splitByArticle } = await import('./retrieval/evaluation.js');
-  const { corpusSnapshots } = await import('./retrieval/evaluationCommand.js');
+  const { contextsAsCorpus, readQaFile, splitByArticle } = await import('../eval/qaFile.js');
+  const { corpusSnapshots } = await import('../eval/evaluationStore.js');
   const all = await readQaFile(options.qa);
   const own = options.contextsAsCorpus ? contextsAsCorpus(all) : null;
   const items = splitByArticle(own?.items ?? all, options.split);
@@ -514,8 +514,8 @@ storeOptions(
     .requiredOption('--qa <file>', 'QA file (unanswerable questions have "answers": [])')
     .requiredOption('--out <file>', 'JSON Lines file to write'),
 ).action(async (options: StoreOptions & { out: string }) => {
-  const { withEvaluationStore } = await import('./retrieval/evaluationCommand.js');
-  const { collectGateRows } = await import('./qa/training.js');
+  const { withEvaluationStore } = await import('../eval/evaluationStore.js');
+  const { collectGateRows } = await import('../eval/gateTraining.js');
   const { items, store } = await questionsAndStore(options);
   const source = `${basename(options.qa)}:${options.split}${options.corpusOf ? `@${basename(options.corpusOf)}` : ''}`;
   const rows = await withEvaluationStore(store, createLogger(loadConfig().logLevel), (runtime) =>
@@ -534,7 +534,7 @@ program
   .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'certainty-gate.json'))
   .action(async (options: { rows: string; fitOnly?: string; precision: number; out: string }) => {
     const { readJsonLines } = await import('./ingest/jsonLines.js');
-    const { trainGateModel } = await import('./qa/training.js');
+    const { trainGateModel } = await import('../eval/gateTraining.js');
     const read = async (list: string | undefined): Promise<GateRow[]> =>
       (await Promise.all((list ?? '').split(',').filter((file) => file.trim() !== '').map(async (file) => (await readJsonLines(file.trim())).parsed.map((line) => line.value as GateRow)))).flat();
     const [rows, fitOnly] = await Promise.all([read(options.rows), read(options.fitOnly)]);
@@ -554,8 +554,8 @@ storeOptions(
     .option('--without-facts', "leave the graph's facts out of the candidates (measures the passage path alone)")
     .option('--out <file>', 'JSON result file'),
 ).action(async (options: StoreOptions & { modes: string; withoutFacts?: boolean; out?: string }) => {
-  const { answerTable, evaluateAsk, evaluateGoldParagraph } = await import('./bench/answerEvaluation.js');
-  const { withEvaluationStore } = await import('./retrieval/evaluationCommand.js');
+  const { answerTable, evaluateAsk, evaluateGoldParagraph } = await import('../eval/answerEvaluation.js');
+  const { withEvaluationStore } = await import('../eval/evaluationStore.js');
   const { RetrievalMode } = await import('./qa/types.js');
   const modes = options.modes.split(',').map((mode) => {
     const known = RetrievalMode[mode.trim() as keyof typeof RetrievalMode];
@@ -587,7 +587,7 @@ storeOptions(
 
 /** The sentence labeler's encoder, outside any store (training and evaluation need no database). */
 async function labelEncoder() {
-  const { createEmbedder } = await import('./retrieval/embedders/index.js');
+  const { createEmbedder } = await import('./embedding/index.js');
   const { labelEncoderConfig } = await import('./ingest/growoverLabeler.js');
   return createEmbedder(labelEncoderConfig(process.env));
 }
@@ -598,7 +598,7 @@ program
   .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'sentence-relations.json'))
   .action(async (options: { out: string }) => {
     const { splitSentences } = await import('./ingest/sentenceSplitter.js');
-    const { relationTrainingPairs, trainRelationClassifier } = await import('./ingest/relationTraining.js');
+    const { relationTrainingPairs, trainRelationClassifier } = await import('../eval/relationTraining.js');
     const { embedTextsWith } = await import('./ingest/growoverLabeler.js');
     const articles = new Map<string, string[]>();
     for (const snapshot of await demoSnapshots()) {
@@ -626,7 +626,7 @@ program
   .addOption(new Option('--split <part>', 'which cases (demo cases alternate; hand-edited cases are held out)').choices(['tune', 'held-out', 'all']).default('held-out'))
   .option('--json', 'print JSON')
   .action(async (options: { sentences: string; facts: string; split: 'tune' | 'held-out' | 'all'; json?: boolean }) => {
-    const evaluation = await import('./ingest/labelingEvaluation.js');
+    const evaluation = await import('../eval/labelingEvaluation.js');
     const { ExactMatchLabeler } = await import('./ingest/sentenceLabeler.js');
     const { GrowOverLabeler, embedTextsWith } = await import('./ingest/growoverLabeler.js');
     const cases = evaluation.splitCases(await evaluation.readSentenceCases(options.sentences), options.split);

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { exactMatch, f1Score, matchAccuracy } from '../src/qa/answerMetrics.js';
-import { generateQuestions } from '../src/bench/questionGeneration.js';
+import { generateQuestions } from '../src/benchmarks/questionGeneration.js';
 import { AnsweringRepository } from '../src/graph/answeringRepository.js';
 import { SnapshotRepository } from '../src/graph/snapshotRepository.js';
 import { trainSoftmaxRegression } from '../src/learning/softmaxRegression.js';
@@ -13,12 +13,12 @@ import { GeneratorRegistry } from '../src/qa/generators/index.js';
 import { analyseQuestion, expectedAnswerType } from '../src/qa/question.js';
 import { SubjectIndex } from '../src/qa/subjects.js';
 import { AnswerType } from '../src/text/annotation.js';
-import { collectGateRows, trainGateModel } from '../src/qa/training.js';
+import { collectGateRows, trainGateModel } from '../eval/gateTraining.js';
 import { Classifier } from '../src/native/index.js';
 import { RetrievalMode } from '../src/qa/types.js';
-import type { QaItem } from '../src/retrieval/evaluation.js';
-import { SearchMode, SearchUnit } from '../src/retrieval/retrievalService.js';
-import type { Runtime } from '../src/server/runtime.js';
+import type { QaItem } from '../eval/qaFile.js';
+import { SearchMode, SearchUnit } from '../src/retrieval/retriever.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { execute, ingestDemo, openTestRuntime } from './support.js';
 
 describe('answer metrics and question reading', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
-import type { Runtime } from '../src/server/runtime.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { execute, ingestDemo, openTestRuntime } from './support.js';
 
 let runtime: Runtime;

@@ -32,8 +32,8 @@ import {
   onnxModelFiles,
   pretrainedFiles,
   rowDot,
-} from '../src/retrieval/embedders/index.js';
-import { projectRoot } from '../src/paths.js';
+} from '../src/embedding/index.js';
+import { projectRoot } from '../src/platform/paths.js';
 
 const root = projectRoot();
 const SHARED_CACHE = join(root, '.chronoql-test', 'embeddings', 'wink-sg-100d');

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Database } from '../src/graph/database.js';
-import { startManagedNeo4j } from '../src/graph/managedNeo4j.js';
-import { startServer, type RunningServer } from '../src/server/app.js';
-import { neo4jProblem } from '../src/server/errors.js';
-import { loadConfig } from '../src/server/config.js';
-import { createLogger } from '../src/server/logger.js';
-import { openRuntime, type Runtime } from '../src/server/runtime.js';
+import { startManagedNeo4j } from '../src/neo4jProcess/managedNeo4j.js';
+import { startServer, type RunningServer } from '../src/api/server.js';
+import { neo4jProblem } from '../src/api/errorReporting.js';
+import { loadConfig } from '../src/app/config.js';
+import { createLogger } from '../src/platform/logger.js';
+import { openRuntime, type Runtime } from '../src/app/runtime.js';
 import { article, day, postGraphql, runChronoql, testDataDir } from './support.js';
 
 function isAlive(pid: number): boolean {

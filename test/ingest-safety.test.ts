@@ -7,7 +7,7 @@ import { LeaseRepository } from '../src/graph/leaseRepository.js';
 import { countNodes } from '../src/graph/maintenance.js';
 import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../src/ingest/errors.js';
 import { checkArticles } from '../src/ingest/snapshotReader.js';
-import type { Runtime } from '../src/server/runtime.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from './support.js';
 
 /** Each of these once left a snapshot INGESTING for good, or let two ingests interleave (issue 11). */

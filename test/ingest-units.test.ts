@@ -7,7 +7,8 @@ import { assignOrderKeys } from '../src/ingest/articlePlan.js';
 import { InvalidSnapshotError } from '../src/ingest/errors.js';
 import { diffFacts } from '../src/ingest/factDiff.js';
 import { classifyValueEdit } from '../src/ingest/valueEdits.js';
-import { ExactMatchLabeler, type PreviousSentence } from '../src/ingest/sentenceLabeler.js';
+import { ExactMatchLabeler } from '../src/ingest/sentenceLabeler.js';
+import type { PreviousSentence } from '../src/domain/plan.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
 

@@ -3,11 +3,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { chatVerifier, embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../src/ingest/growoverLabeler.js';
-import { evaluateFactPairs, evaluateLabeler, readFactPairs, readSentenceCases } from '../src/ingest/labelingEvaluation.js';
-import { relationTrainingPairs } from '../src/ingest/relationTraining.js';
+import { evaluateFactPairs, evaluateLabeler, readFactPairs, readSentenceCases } from '../eval/labelingEvaluation.js';
+import { relationTrainingPairs } from '../eval/relationTraining.js';
 import type { SentenceLabeling } from '../src/ingest/sentenceLabeler.js';
-import { createEmbedder, type Embedder } from '../src/retrieval/embedders/index.js';
-import type { Runtime } from '../src/server/runtime.js';
+import { createEmbedder, type Embedder } from '../src/embedding/index.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { execute, ingestDemo, openTestRuntime, testDataDir } from './support.js';
 
 const previous = (texts: string[]) => texts.map((text, i) => ({ id: `o${i}`, text, startsParagraph: i === 0 }));

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { burstArticles, runSubscriberBurst, runTraffic } from '../bench/load.js';
-import { startServer, type RunningServer } from '../src/server/app.js';
-import { createApiKey, Role } from '../src/server/auth.js';
-import { loadConfig } from '../src/server/config.js';
-import { createLogger } from '../src/server/logger.js';
-import type { Runtime } from '../src/server/runtime.js';
+import { startServer, type RunningServer } from '../src/api/server.js';
+import { createApiKey, Role } from '../src/api/auth.js';
+import { loadConfig } from '../src/app/config.js';
+import { createLogger } from '../src/platform/logger.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { ingestDemo, openTestRuntime } from './support.js';
 
 /** A short run of `chronoql bench load` (which runs minutes, with a separate server process): no errors, no lost events. */

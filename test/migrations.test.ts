@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { Database } from '../src/graph/database.js';
 import { loadMigrations, migrate, splitStatements, type Migration } from '../src/graph/migrator.js';
-import type { Runtime } from '../src/server/runtime.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { openTestRuntime } from './support.js';
 
 let runtime: Runtime;

@@ -12,8 +12,8 @@ import { after, describe, test } from 'node:test';
 
 import { OPEN_END, VectorIndex, backend } from '../src/native/index.js';
 import { addonPaths } from '../src/native/loader.js';
-import { ReferenceVectorIndex } from '../src/native/reference.js';
-import { compareExactly, compareWithReference, randomMatrix, seededRandom, syntheticRows, tiedRows } from '../src/native/testing.js';
+import { ReferenceVectorIndex } from '../eval/native/reference.js';
+import { compareExactly, compareWithReference, randomMatrix, seededRandom, syntheticRows, tiedRows } from '../eval/native/testing.js';
 import type { Metric, QueryResult, SearchOptions, Storage, VectorIndexOptions } from '../src/native/types.js';
 
 function skipReason(): string | false {

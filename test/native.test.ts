@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 
-import { Classifier, Fusion, MAX_ID, MAX_K, OPEN_END, VectorIndex, backend, toDayNumber } from '../src/native/index.js';
+import { Classifier, Fusion, MAX_ID, MAX_K, OPEN_END, VectorIndex, backend } from '../src/native/index.js';
 import { loadAddon, packageRoot } from '../src/native/loader.js';
-import { ReferenceClassifier, ReferenceVectorIndex, referenceFusion, roundToHalf } from '../src/native/reference.js';
-import { compareExactly, compareWithReference, randomMatrix, scatteredId, seededRandom, syntheticRows, tiedRows } from '../src/native/testing.js';
+import { ReferenceClassifier, ReferenceVectorIndex, referenceFusion, roundToHalf } from '../eval/native/reference.js';
+import { compareExactly, compareWithReference, randomMatrix, scatteredId, seededRandom, syntheticRows, tiedRows } from '../eval/native/testing.js';
 import type { Metric, QueryResult, SearchOptions, Storage, VectorIndexOptions } from '../src/native/types.js';
 
 // These tests exercise the CPU backend even when the CUDA build is present.
@@ -390,8 +390,6 @@ describe('native addon (CPU)', () => {
     assert.throws(() => index.remove(['a'] as unknown as number[]), /ids\[0\]/);
     assert.throws(() => index.invalidate([1], [1, 2]), /validTo/);
     assert.throws(() => index.save(''), /path/);
-    assert.throws(() => toDayNumber('not a date'), /date/);
-    assert.equal(toDayNumber('1970-01-11'), 10);
 
     // The raw bindings check again, so calling them directly cannot crash the process.
     const { addon } = loadAddon();

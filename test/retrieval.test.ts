@@ -3,12 +3,14 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chunkPassages } from '../src/retrieval/passages.js';
+import { chunkPassages } from '../src/ingest/passages.js';
 import { escapeLucene } from '../src/graph/retrievalRepository.js';
 import { contentTerms, termCoverage } from '../src/text/language.js';
-import { DEFAULT_FUSION, fuseCandidates, fusionWeights, lexicalEvidence, SearchMode, SearchUnit, RetrievalService } from '../src/retrieval/retrievalService.js';
-import type { Logger } from '../src/server/logger.js';
-import type { Runtime } from '../src/server/runtime.js';
+import { DEFAULT_FUSION, fuseCandidates, fusionWeights, lexicalEvidence } from '../src/retrieval/fusion.js';
+import { SearchMode, SearchUnit } from '../src/retrieval/retriever.js';
+import { RetrievalService } from '../src/retrieval/retrievalService.js';
+import type { Logger } from '../src/platform/logger.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, testDataDir } from './support.js';
 
 describe('passage chunking', () => {

@@ -8,11 +8,11 @@ import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { ApiKeyRepository } from '../src/graph/apiKeyRepository.js';
 import { countNodes } from '../src/graph/maintenance.js';
-import { HTTP_LIMITS, startServer, type RunningServer, type ServerOptions } from '../src/server/app.js';
-import { createApiKey, Role } from '../src/server/auth.js';
-import { loadConfig } from '../src/server/config.js';
-import { createLogger } from '../src/server/logger.js';
-import type { Runtime } from '../src/server/runtime.js';
+import { HTTP_LIMITS, startServer, type RunningServer, type ServerOptions } from '../src/api/server.js';
+import { createApiKey, Role } from '../src/api/auth.js';
+import { loadConfig } from '../src/app/config.js';
+import { createLogger } from '../src/platform/logger.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { openTestRuntime, postGraphql, resetKnowledge } from './support.js';
 
 const INGEST = `mutation($complete: Boolean! = false) { ingestSnapshot(takenAt: "2024-01-01", complete: $complete, articles: [{id: "A", text: "One."}]) { articles } }`;

@@ -4,11 +4,11 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { Database } from '../src/graph/database.js';
 import { IngestService } from '../src/ingest/ingestService.js';
-import { loadConfig } from '../src/server/config.js';
-import { startServer, type RunningServer } from '../src/server/app.js';
-import { createApiKey, Role } from '../src/server/auth.js';
-import { createLogger } from '../src/server/logger.js';
-import type { Runtime } from '../src/server/runtime.js';
+import { loadConfig } from '../src/app/config.js';
+import { startServer, type RunningServer } from '../src/api/server.js';
+import { createApiKey, Role } from '../src/api/auth.js';
+import { createLogger } from '../src/platform/logger.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { article, day, openTestRuntime, postGraphql, resetKnowledge } from './support.js';
 
 type Event = { seq: number; kind: string; articleId: string; fact: { value: string } | null };

@@ -3,12 +3,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { graphql, type ExecutionResult } from 'graphql';
 import { deleteAllKnowledge } from '../src/graph/maintenance.js';
-import { projectRoot } from '../src/paths.js';
-import { chronoqlSchema } from '../src/schema/index.js';
-import { Role, type Principal } from '../src/server/auth.js';
-import { loadConfig } from '../src/server/config.js';
-import { createLogger } from '../src/server/logger.js';
-import { openRuntime, type Runtime } from '../src/server/runtime.js';
+import { projectRoot } from '../src/platform/paths.js';
+import { chronoqlSchema } from '../src/api/schema.js';
+import { Role, type Principal } from '../src/api/auth.js';
+import { loadConfig } from '../src/app/config.js';
+import { createLogger } from '../src/platform/logger.js';
+import { openRuntime, type Runtime } from '../src/app/runtime.js';
 import { readSnapshotFile, type ArticleInput } from '../src/ingest/snapshotReader.js';
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 

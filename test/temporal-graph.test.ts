@@ -6,7 +6,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { countNodes } from '../src/graph/maintenance.js';
 import { InvalidSnapshotError, SnapshotOrderError } from '../src/ingest/errors.js';
 import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
-import type { Runtime } from '../src/server/runtime.js';
+import type { Runtime } from '../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge } from './support.js';
 
 const FRANCE_2024_07 = article(

@@ -8,15 +8,15 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { seededRandom } from '../src/learning/random.js';
-import { modelsDir, projectRoot } from '../src/paths.js';
+import { modelsDir, projectRoot } from '../src/platform/paths.js';
 import { analyseQuestion, questionNames } from '../src/qa/question.js';
 import { bestSpan, MAX_PASSAGE_WORDS, SpanReader } from '../src/qa/reader/spanReader.js';
 import { questionFeatures, readerPassage, WORD_FEATURES, wordFeatures } from '../src/qa/reader/wordFeatures.js';
 import { SubjectIndex } from '../src/qa/subjects.js';
 import { readTimeScope } from '../src/qa/timeScope.js';
-import { readQaFile } from '../src/retrieval/evaluation.js';
+import { readQaFile } from '../eval/qaFile.js';
 import { annotate, candidateSpans } from '../src/text/annotation.js';
-import { loadConfig } from '../src/server/config.js';
+import { loadConfig } from '../src/app/config.js';
 
 const random = seededRandom(7);
 const SUBJECTS = new SubjectIndex(['France', 'Manchester United F.C.', 'Speaker of the United States House of Representatives', 'World Health Organization', '2030 Winter Olympics', 'Ω ß İ'].map((title) => ({ id: title, title })));

@@ -12,9 +12,9 @@ import { analyseQuestion } from '../../src/qa/question.js';
 import { MAX_PASSAGE_WORDS, MAX_SPAN_WORDS } from '../../src/qa/reader/spanReader.js';
 import { WordEncoder } from '../../src/qa/reader/wordEncoder.js';
 import { QUESTION_FEATURES, questionFeatures, readerPassage, WORD_FEATURES, wordFeatures, type ReaderPassage } from '../../src/qa/reader/wordFeatures.js';
-import { createOnnxEmbedder } from '../../src/retrieval/embedders/onnx.js';
-import { ensurePretrainedModel, PRETRAINED_MODELS, type PretrainedModelName } from '../../src/retrieval/embedders/pretrained.js';
-import type { QaItem } from '../../src/retrieval/evaluation.js';
+import { createOnnxEmbedder } from '../../src/embedding/onnx.js';
+import { ensurePretrainedModel, PRETRAINED_MODELS, type PretrainedModelName } from '../../src/embedding/pretrained.js';
+import type { QaItem } from '../qaFile.js';
 import { normalizeAnswer } from '../../src/text/normalize.js';
 
 /** Every word span (first and last word, inclusive) of the passage whose text is a gold answer under SQuAD's normalisation. */

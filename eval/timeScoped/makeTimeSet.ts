@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { seededRandom } from '../../src/learning/random.js';
-import type { QaItem } from '../../src/retrieval/evaluation.js';
+import type { QaItem } from '../qaFile.js';
 
 export const TIME_SET_DATES = { first: '2021-03-01', second: '2023-06-01', beforeChange: '2022-06-01', afterChange: '2024-06-01' } as const;
 

@@ -74,8 +74,8 @@ struct SlotState {
 struct SinkContext {
   const SearchRequest* request;
   const RowId* ids;
-  const Day* validFrom;
-  const Day* validTo;
+  const IndexTime* validFrom;
+  const IndexTime* validTo;
   SlotState* slot;
   const uint32_t* rowIndices;
   uint32_t queryBase;
@@ -88,15 +88,15 @@ void offerCandidates(void* opaque, uint32_t rowSlot, uint32_t laneMask, const fl
   const uint32_t row = context.rowIndices[rowSlot];
   if (row == kNoRow) return;  // padding row of a partial group
   const RowId id = context.ids[row];
-  const Day from = context.validFrom[row];
-  const Day to = context.validTo[row];
+  const IndexTime from = context.validFrom[row];
+  const IndexTime to = context.validTo[row];
   const SearchRequest& request = *context.request;
   while (laneMask != 0) {
     const uint32_t lane = static_cast<uint32_t>(__builtin_ctz(laneMask));
     laneMask &= laneMask - 1;
     const uint32_t query = context.queryBase + lane;
     if (query >= request.queryCount) continue;
-    const Day asOf = request.asOf[query];
+    const IndexTime asOf = request.asOf[query];
     if (asOf < from || asOf >= to) continue;
     if (isExcluded(request, query, id)) continue;
     TopKCollector& collector = context.slot->collectors[query];
@@ -153,8 +153,8 @@ void CpuSearchBackend::search(const FlatVectorStore& store, const SearchRequest&
 
   // Rows outside [min asOf, max asOf] of the whole batch cannot be a candidate
   // for any query and are skipped before scoring.
-  Day minAsOf = request.asOf[0];
-  Day maxAsOf = request.asOf[0];
+  IndexTime minAsOf = request.asOf[0];
+  IndexTime maxAsOf = request.asOf[0];
   for (uint32_t q = 1; q < queryCount; ++q) {
     minAsOf = std::min(minAsOf, request.asOf[q]);
     maxAsOf = std::max(maxAsOf, request.asOf[q]);
@@ -190,8 +190,8 @@ void CpuSearchBackend::search(const FlatVectorStore& store, const SearchRequest&
   std::vector<SlotState> slots(std::min<size_t>(maxSlots, items.size()));
 
   const RowId* ids = store.ids();
-  const Day* validFrom = store.validFrom();
-  const Day* validTo = store.validTo();
+  const IndexTime* validFrom = store.validFrom();
+  const IndexTime* validTo = store.validTo();
   const uint8_t* deleted = store.deleted();
 
   auto scanItem = [&](size_t slotIndex, size_t itemIndex) {

@@ -20,7 +20,7 @@ struct SearchRequest {
   uint32_t queryCount = 0;
   uint32_t k = 0;
   // One day per query: a row is a candidate iff validFrom <= asOf < validTo.
-  const Day* asOf = nullptr;
+  const IndexTime* asOf = nullptr;
   // Optional CSR lists of ids to skip: query q excludes
   // excludeIds[excludeOffsets[q] .. excludeOffsets[q+1]), sorted ascending.
   const uint32_t* excludeOffsets = nullptr;

@@ -11,11 +11,12 @@ namespace chronoql {
 
 // External row id chosen by the caller (e.g. a dense passage number).
 using RowId = uint32_t;
-// Day number (days since 1970-01-01). Validity intervals are [validFrom, validTo).
-using Day = int32_t;
+// A point in index time, an int32 on whatever scale the caller picks (ChronoQL uses whole
+// minutes since the epoch, src/domain/time.ts). Validity intervals are [validFrom, validTo).
+using IndexTime = int32_t;
 
 // validTo of a row that is still valid ("open" interval).
-constexpr Day kOpenEnd = std::numeric_limits<Day>::max();
+constexpr IndexTime kOpenEnd = std::numeric_limits<IndexTime>::max();
 // Marks an empty result slot and is never a valid id, so it can also serve as
 // a sentinel inside kernels.
 constexpr RowId kNoId = std::numeric_limits<RowId>::max();

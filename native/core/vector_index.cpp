@@ -29,7 +29,7 @@ void VectorIndex::publishCounters() {
   memoryBytes_.store(store_.memoryBytes(), std::memory_order_release);
 }
 
-void VectorIndex::add(const RowId* ids, const float* vectors, const Day* validFrom, const Day* validTo, size_t count) {
+void VectorIndex::add(const RowId* ids, const float* vectors, const IndexTime* validFrom, const IndexTime* validTo, size_t count) {
   // Validation, normalisation and encoding touch only the batch, so they run
   // before the exclusive lock; searches are blocked only while rows are linked.
   FlatVectorStore::PreparedRows prepared = store_.prepare(ids, vectors, validFrom, validTo, count);
@@ -45,7 +45,7 @@ size_t VectorIndex::remove(const RowId* ids, size_t count) {
   return removed;
 }
 
-size_t VectorIndex::invalidate(const RowId* ids, const Day* validTo, size_t count) {
+size_t VectorIndex::invalidate(const RowId* ids, const IndexTime* validTo, size_t count) {
   std::unique_lock<std::shared_mutex> lock(store_.mutex());
   return store_.invalidate(ids, validTo, count);
 }
@@ -64,7 +64,7 @@ void VectorIndex::prepareQuery(const float* raw, float* prepared, uint32_t index
   }
 }
 
-SearchResults VectorIndex::search(const float* queries, uint32_t queryCount, uint32_t k, const Day* asOf,
+SearchResults VectorIndex::search(const float* queries, uint32_t queryCount, uint32_t k, const IndexTime* asOf,
                                   const uint32_t* excludeOffsets, const RowId* excludeIds, CpuKernel kernel) const {
   const uint32_t d = dimension();
   std::vector<float> prepared(static_cast<size_t>(queryCount) * d);
@@ -73,7 +73,7 @@ SearchResults VectorIndex::search(const float* queries, uint32_t queryCount, uin
 }
 
 SearchResults VectorIndex::searchBlended(const float* firstQueries, const float* secondQueries, const float* weights,
-                                         uint32_t queryCount, uint32_t k, const Day* asOf,
+                                         uint32_t queryCount, uint32_t k, const IndexTime* asOf,
                                          const uint32_t* excludeOffsets, const RowId* excludeIds,
                                          CpuKernel kernel) const {
   const uint32_t d = dimension();
@@ -92,7 +92,7 @@ SearchResults VectorIndex::searchBlended(const float* firstQueries, const float*
 }
 
 SearchResults VectorIndex::runPrepared(const std::vector<float>& prepared, uint32_t queryCount, uint32_t k,
-                                       const Day* asOf, const uint32_t* excludeOffsets, const RowId* excludeIds,
+                                       const IndexTime* asOf, const uint32_t* excludeOffsets, const RowId* excludeIds,
                                        CpuKernel kernel) const {
   if (k == 0 || k > kMaxK) throw std::invalid_argument("k must be in [1, " + std::to_string(kMaxK) + "]");
   if (queryCount > kMaxQueriesPerCall) throw std::invalid_argument("queries: at most " + std::to_string(kMaxQueriesPerCall) + " per call");
@@ -211,7 +211,7 @@ void readAll(std::FILE* f, void* data, size_t bytes, const std::string& path) {
 }  // namespace
 
 void VectorIndex::save(const std::string& path) const {
-  static_assert(sizeof(RowId) == 4 && sizeof(Day) == 4, "file layout assumes 32-bit ids and days");
+  static_assert(sizeof(RowId) == 4 && sizeof(IndexTime) == 4, "file layout assumes 32-bit ids and days");
   std::shared_lock<std::shared_mutex> lock(store_.mutex());
   std::vector<uint32_t> liveRows;
   liveRows.reserve(store_.liveCount());
@@ -220,7 +220,7 @@ void VectorIndex::save(const std::string& path) const {
   }
   const size_t n = liveRows.size();
   std::vector<RowId> ids(n);
-  std::vector<Day> from(n), to(n);
+  std::vector<IndexTime> from(n), to(n);
   for (size_t i = 0; i < n; ++i) {
     ids[i] = store_.ids()[liveRows[i]];
     from[i] = store_.validFrom()[liveRows[i]];
@@ -235,8 +235,8 @@ void VectorIndex::save(const std::string& path) const {
   header.metric = static_cast<uint8_t>(store_.metric());
   header.rowCount = n;
   uint64_t meta = fnv1a(ids.data(), n * sizeof(RowId));
-  meta = fnv1a(from.data(), n * sizeof(Day), meta);
-  header.metadataChecksum = fnv1a(to.data(), n * sizeof(Day), meta);
+  meta = fnv1a(from.data(), n * sizeof(IndexTime), meta);
+  header.metadataChecksum = fnv1a(to.data(), n * sizeof(IndexTime), meta);
   const size_t rowBytes = store_.rowBytes();
   uint64_t payload = kHashSeed;
   for (uint32_t row : liveRows) payload = hashRows(store_.rowData(row), 1, rowBytes, payload);
@@ -250,8 +250,8 @@ void VectorIndex::save(const std::string& path) const {
     std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
     writeAll(file.get(), &header, sizeof header, temporary);
     writeAll(file.get(), ids.data(), n * sizeof(RowId), temporary);
-    writeAll(file.get(), from.data(), n * sizeof(Day), temporary);
-    writeAll(file.get(), to.data(), n * sizeof(Day), temporary);
+    writeAll(file.get(), from.data(), n * sizeof(IndexTime), temporary);
+    writeAll(file.get(), to.data(), n * sizeof(IndexTime), temporary);
     // Rows are written in runs of consecutive live rows to keep writes large.
     size_t i = 0;
     while (i < n) {
@@ -293,7 +293,7 @@ std::unique_ptr<VectorIndex> VectorIndex::load(const std::string& path, DevicePr
   const auto storage = static_cast<Storage>(header.storage);
   const size_t n = header.rowCount;
   const size_t rowBytes = static_cast<size_t>(header.dimension) * bytesPerElement(storage);
-  const uint64_t expectedSize = sizeof(FileHeader) + n * (sizeof(RowId) + 2 * sizeof(Day)) + n * rowBytes;
+  const uint64_t expectedSize = sizeof(FileHeader) + n * (sizeof(RowId) + 2 * sizeof(IndexTime)) + n * rowBytes;
   if (std::fseek(file.get(), 0, SEEK_END) != 0) failIo("cannot read index file", path);
   const long actualSize = std::ftell(file.get());
   if (actualSize < 0 || static_cast<uint64_t>(actualSize) != expectedSize) {
@@ -303,13 +303,13 @@ std::unique_ptr<VectorIndex> VectorIndex::load(const std::string& path, DevicePr
   std::fseek(file.get(), sizeof(FileHeader), SEEK_SET);
 
   std::vector<RowId> ids(n);
-  std::vector<Day> from(n), to(n);
+  std::vector<IndexTime> from(n), to(n);
   readAll(file.get(), ids.data(), n * sizeof(RowId), path);
-  readAll(file.get(), from.data(), n * sizeof(Day), path);
-  readAll(file.get(), to.data(), n * sizeof(Day), path);
+  readAll(file.get(), from.data(), n * sizeof(IndexTime), path);
+  readAll(file.get(), to.data(), n * sizeof(IndexTime), path);
   uint64_t meta = fnv1a(ids.data(), n * sizeof(RowId));
-  meta = fnv1a(from.data(), n * sizeof(Day), meta);
-  if (fnv1a(to.data(), n * sizeof(Day), meta) != header.metadataChecksum) {
+  meta = fnv1a(from.data(), n * sizeof(IndexTime), meta);
+  if (fnv1a(to.data(), n * sizeof(IndexTime), meta) != header.metadataChecksum) {
     throw std::runtime_error("index file '" + path + "' has corrupt row metadata");
   }
 

@@ -28,16 +28,16 @@ class VectorIndex {
   std::string backendName() const { return primary_->name(); }
 
   // Mutations take the store's exclusive lock.
-  void add(const RowId* ids, const float* vectors, const Day* validFrom, const Day* validTo, size_t count);
+  void add(const RowId* ids, const float* vectors, const IndexTime* validFrom, const IndexTime* validTo, size_t count);
   size_t remove(const RowId* ids, size_t count);
-  size_t invalidate(const RowId* ids, const Day* validTo, size_t count);
+  size_t invalidate(const RowId* ids, const IndexTime* validTo, size_t count);
 
   // Exact top-k per query. `queries` are raw (normalised here for cosine).
   // `excludeOffsets`/`excludeIds` form optional CSR lists in any order.
   // `kernel` picks the CPU inner loop; the addon reads it on the JS thread
   // (activeCpuKernel() looks at the environment, which only that thread may
   // change).
-  SearchResults search(const float* queries, uint32_t queryCount, uint32_t k, const Day* asOf,
+  SearchResults search(const float* queries, uint32_t queryCount, uint32_t k, const IndexTime* asOf,
                        const uint32_t* excludeOffsets, const RowId* excludeIds,
                        CpuKernel kernel = activeCpuKernel()) const;
 
@@ -46,7 +46,7 @@ class VectorIndex {
   // query once the queries are prepared (unit length for cosine), so this is
   // one search with the blended query instead of two scans and a merge.
   SearchResults searchBlended(const float* firstQueries, const float* secondQueries, const float* weights,
-                              uint32_t queryCount, uint32_t k, const Day* asOf, const uint32_t* excludeOffsets,
+                              uint32_t queryCount, uint32_t k, const IndexTime* asOf, const uint32_t* excludeOffsets,
                               const RowId* excludeIds, CpuKernel kernel = activeCpuKernel()) const;
 
   // Live rows and host bytes as of the last completed mutation. Read without
@@ -63,7 +63,7 @@ class VectorIndex {
   static std::unique_ptr<VectorIndex> load(const std::string& path, DevicePreference device);
 
  private:
-  SearchResults runPrepared(const std::vector<float>& prepared, uint32_t queryCount, uint32_t k, const Day* asOf,
+  SearchResults runPrepared(const std::vector<float>& prepared, uint32_t queryCount, uint32_t k, const IndexTime* asOf,
                             const uint32_t* excludeOffsets, const RowId* excludeIds, CpuKernel kernel) const;
   void prepareQuery(const float* raw, float* prepared, uint32_t index) const;
   void publishCounters();  // caller holds the exclusive lock

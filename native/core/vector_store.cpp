@@ -141,7 +141,7 @@ FlatVectorStore::FlatVectorStore(uint32_t dimension, Storage storage, Metric met
 size_t FlatVectorStore::memoryBytes() const {
   size_t bytes = sizeof(*this) + chunks_.capacity() * sizeof(RowChunk);
   for (const auto& chunk : chunks_) bytes += alignedSize(static_cast<size_t>(chunk.rows) * rowBytes());
-  bytes += ids_.capacity() * sizeof(RowId) + validFrom_.capacity() * sizeof(Day) + validTo_.capacity() * sizeof(Day) +
+  bytes += ids_.capacity() * sizeof(RowId) + validFrom_.capacity() * sizeof(IndexTime) + validTo_.capacity() * sizeof(IndexTime) +
            deleted_.capacity() * sizeof(uint8_t);
   bytes += idToRow_.memoryBytes();
   return bytes;
@@ -208,8 +208,8 @@ void FlatVectorStore::checkNotLive(const RowId* ids, size_t count) const {
   }
 }
 
-FlatVectorStore::PreparedRows FlatVectorStore::prepare(const RowId* ids, const float* vectors, const Day* validFrom,
-                                                       const Day* validTo, size_t count) const {
+FlatVectorStore::PreparedRows FlatVectorStore::prepare(const RowId* ids, const float* vectors, const IndexTime* validFrom,
+                                                       const IndexTime* validTo, size_t count) const {
   const size_t d = dimension_;
   checkBatchIds(ids, count);
   std::vector<double> norms(count, 1.0);
@@ -252,12 +252,12 @@ void FlatVectorStore::commit(PreparedRows&& rows) {
        });
 }
 
-void FlatVectorStore::append(const RowId* ids, const float* vectors, const Day* validFrom, const Day* validTo,
+void FlatVectorStore::append(const RowId* ids, const float* vectors, const IndexTime* validFrom, const IndexTime* validTo,
                              size_t count) {
   commit(prepare(ids, vectors, validFrom, validTo, count));
 }
 
-void FlatVectorStore::appendEncoded(const RowId* ids, const Day* validFrom, const Day* validTo, size_t count,
+void FlatVectorStore::appendEncoded(const RowId* ids, const IndexTime* validFrom, const IndexTime* validTo, size_t count,
                                     const std::function<void(size_t, size_t, void*)>& fillRows) {
   if (count == 0) return;
   checkBatchIds(ids, count);
@@ -269,7 +269,7 @@ void FlatVectorStore::appendEncoded(const RowId* ids, const Day* validFrom, cons
 // ready buffer (`encodedRows`, adopted as a chunk of its own when possible) or
 // written by `fillRows`. Everything that can fail happens before the first
 // change, so a failure leaves the store as it was.
-void FlatVectorStore::link(const RowId* ids, const Day* validFrom, const Day* validTo, size_t count,
+void FlatVectorStore::link(const RowId* ids, const IndexTime* validFrom, const IndexTime* validTo, size_t count,
                            std::unique_ptr<void, AlignedFree> encodedRows,
                            const std::function<void(size_t, size_t, void*)>& fillRows) {
   const size_t newTotal = ids_.size() + count;
@@ -328,7 +328,7 @@ size_t FlatVectorStore::remove(const RowId* ids, size_t count) {
   return removed;
 }
 
-size_t FlatVectorStore::invalidate(const RowId* ids, const Day* validTo, size_t count) {
+size_t FlatVectorStore::invalidate(const RowId* ids, const IndexTime* validTo, size_t count) {
   // Checked whole first, so a bad entry changes nothing. validTo == validFrom is allowed:
   // a version created and superseded within one time unit was never valid at any instant.
   for (size_t i = 0; i < count; ++i) {

@@ -66,8 +66,8 @@ class FlatVectorStore {
   // A batch validated and encoded into storage format, not yet visible.
   struct PreparedRows {
     std::vector<RowId> ids;
-    std::vector<Day> validFrom;
-    std::vector<Day> validTo;
+    std::vector<IndexTime> validFrom;
+    std::vector<IndexTime> validTo;
     std::unique_ptr<void, AlignedFree> rows;  // count * rowBytes()
     size_t count = 0;
   };
@@ -75,7 +75,7 @@ class FlatVectorStore {
   // validFrom < validTo, ids unique within the batch) and encodes it. Reads
   // only immutable settings, so it runs without the lock while searches go
   // on. Throws std::invalid_argument naming the argument.
-  PreparedRows prepare(const RowId* ids, const float* vectors, const Day* validFrom, const Day* validTo,
+  PreparedRows prepare(const RowId* ids, const float* vectors, const IndexTime* validFrom, const IndexTime* validTo,
                        size_t count) const;
   // Makes prepared rows visible (caller holds the exclusive lock). Throws,
   // changing nothing, when an id is already live.
@@ -83,24 +83,24 @@ class FlatVectorStore {
 
   // --- Mutations (caller holds the exclusive lock) -------------------------
   // prepare() + commit() in one call.
-  void append(const RowId* ids, const float* vectors, const Day* validFrom, const Day* validTo, size_t count);
+  void append(const RowId* ids, const float* vectors, const IndexTime* validFrom, const IndexTime* validTo, size_t count);
   // Same, for rows already in storage format, written by `fillRows(first, n,
   // destination)` (used by load; no normalisation). Intervals are not checked
   // because invalidate() may legitimately have emptied one before a save.
-  void appendEncoded(const RowId* ids, const Day* validFrom, const Day* validTo, size_t count,
+  void appendEncoded(const RowId* ids, const IndexTime* validFrom, const IndexTime* validTo, size_t count,
                      const std::function<void(size_t first, size_t n, void* destination)>& fillRows);
   // Marks rows deleted; returns how many live rows were affected.
   size_t remove(const RowId* ids, size_t count);
   // Sets validTo of live rows (a version superseded at that day); returns count.
-  size_t invalidate(const RowId* ids, const Day* validTo, size_t count);
+  size_t invalidate(const RowId* ids, const IndexTime* validTo, size_t count);
   // Bumped by remove/invalidate so device mirrors know to refresh metadata.
   uint64_t metadataVersion() const { return metadataVersion_; }
 
   // --- Read access (caller holds at least the shared lock) -----------------
   const std::vector<RowChunk>& chunks() const { return chunks_; }
   const RowId* ids() const { return ids_.data(); }
-  const Day* validFrom() const { return validFrom_.data(); }
-  const Day* validTo() const { return validTo_.data(); }
+  const IndexTime* validFrom() const { return validFrom_.data(); }
+  const IndexTime* validTo() const { return validTo_.data(); }
   const uint8_t* deleted() const { return deleted_.data(); }
   const void* rowData(uint32_t row) const;  // pointer to the encoded row
   uint32_t findLiveRow(RowId id) const;     // kNoRow if absent or deleted
@@ -111,7 +111,7 @@ class FlatVectorStore {
   void encodeRow(const float* source, double norm, void* destination) const;
   void checkBatchIds(const RowId* ids, size_t count) const;
   void checkNotLive(const RowId* ids, size_t count) const;
-  void link(const RowId* ids, const Day* validFrom, const Day* validTo, size_t count,
+  void link(const RowId* ids, const IndexTime* validFrom, const IndexTime* validTo, size_t count,
             std::unique_ptr<void, AlignedFree> encodedRows,
             const std::function<void(size_t first, size_t n, void* destination)>& fillRows);
   template <typename T>
@@ -122,8 +122,8 @@ class FlatVectorStore {
   Metric metric_;
   std::vector<RowChunk> chunks_;
   std::vector<RowId> ids_;
-  std::vector<Day> validFrom_;
-  std::vector<Day> validTo_;
+  std::vector<IndexTime> validFrom_;
+  std::vector<IndexTime> validTo_;
   std::vector<uint8_t> deleted_;
   IdToRowMap idToRow_;
   size_t liveRows_ = 0;

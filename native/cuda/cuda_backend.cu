@@ -171,7 +171,7 @@ class CudaSearchBackend final : public SearchBackend {
     const size_t partialCount = static_cast<size_t>(queryCount) * rowBlocks * k;
     const size_t excludeCount = request.excludeOffsets != nullptr ? request.excludeOffsets[queryCount] : 0;
     queries_.reserve(queryBytes);
-    asOf_.reserve(queryCount * sizeof(Day));
+    asOf_.reserve(queryCount * sizeof(IndexTime));
     excludeOffsets_.reserve((queryCount + 1) * sizeof(uint32_t));
     excludeIds_.reserve(std::max<size_t>(1, excludeCount) * sizeof(RowId));
     partialScores_.reserve(partialCount * sizeof(float));
@@ -182,7 +182,7 @@ class CudaSearchBackend final : public SearchBackend {
     updateDeviceBytes();
 
     CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(queries_.get(), request.queries, queryBytes, cudaMemcpyHostToDevice, stream_));
-    CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(asOf_.get(), request.asOf, queryCount * sizeof(Day), cudaMemcpyHostToDevice, stream_));
+    CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(asOf_.get(), request.asOf, queryCount * sizeof(IndexTime), cudaMemcpyHostToDevice, stream_));
     if (request.excludeOffsets != nullptr) {
       CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(excludeOffsets_.get(), request.excludeOffsets, (queryCount + 1) * sizeof(uint32_t),
                                           cudaMemcpyHostToDevice, stream_));
@@ -194,12 +194,12 @@ class CudaSearchBackend final : public SearchBackend {
 
     DeviceRows data{rows_.get(),
                     static_cast<const RowId*>(ids_.get()),
-                    static_cast<const Day*>(validFrom_.get()),
-                    static_cast<const Day*>(validTo_.get()),
+                    static_cast<const IndexTime*>(validFrom_.get()),
+                    static_cast<const IndexTime*>(validTo_.get()),
                     static_cast<const uint8_t*>(deleted_.get()),
                     store.rowCount(),
                     d};
-    DeviceQueries deviceQueries{static_cast<const float*>(queries_.get()), static_cast<const Day*>(asOf_.get()),
+    DeviceQueries deviceQueries{static_cast<const float*>(queries_.get()), static_cast<const IndexTime*>(asOf_.get()),
                                 request.excludeOffsets != nullptr ? static_cast<const uint32_t*>(excludeOffsets_.get()) : nullptr,
                                 static_cast<const RowId*>(excludeIds_.get()), queryCount, k};
     const dim3 grid(rowBlocks, plan.queryTiles);
@@ -257,8 +257,8 @@ class CudaSearchBackend final : public SearchBackend {
       const uint32_t capacity = std::max<uint32_t>(rowCount, capacityRows_ + capacityRows_ / 2);
       rows_.reserve(static_cast<size_t>(capacity) * rowBytes, static_cast<size_t>(uploadedRows_) * rowBytes);
       ids_.reserve(capacity * sizeof(RowId), uploadedRows_ * sizeof(RowId));
-      validFrom_.reserve(capacity * sizeof(Day), uploadedRows_ * sizeof(Day));
-      validTo_.reserve(capacity * sizeof(Day), uploadedRows_ * sizeof(Day));
+      validFrom_.reserve(capacity * sizeof(IndexTime), uploadedRows_ * sizeof(IndexTime));
+      validTo_.reserve(capacity * sizeof(IndexTime), uploadedRows_ * sizeof(IndexTime));
       deleted_.reserve(capacity, uploadedRows_);
       capacityRows_ = capacity;
       updateDeviceBytes();
@@ -277,12 +277,12 @@ class CudaSearchBackend final : public SearchBackend {
       const size_t n = rowCount - first;
       CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(static_cast<RowId*>(ids_.get()) + first, store.ids() + first, n * sizeof(RowId),
                                           cudaMemcpyHostToDevice, stream_));
-      CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(static_cast<Day*>(validFrom_.get()) + first, store.validFrom() + first, n * sizeof(Day),
+      CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(static_cast<IndexTime*>(validFrom_.get()) + first, store.validFrom() + first, n * sizeof(IndexTime),
                                           cudaMemcpyHostToDevice, stream_));
     }
     if (rowCount > uploadedRows_ || store.metadataVersion() != uploadedMetadataVersion_) {
       // validTo and deleted may have changed anywhere; they are 5 bytes a row.
-      CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(validTo_.get(), store.validTo(), rowCount * sizeof(Day), cudaMemcpyHostToDevice, stream_));
+      CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(validTo_.get(), store.validTo(), rowCount * sizeof(IndexTime), cudaMemcpyHostToDevice, stream_));
       CHRONOQL_CUDA_CHECK(cudaMemcpyAsync(deleted_.get(), store.deleted(), rowCount, cudaMemcpyHostToDevice, stream_));
       uploadedMetadataVersion_ = store.metadataVersion();
     }

@@ -37,8 +37,8 @@ constexpr int kDimChunk = 32;
 struct DeviceRows {
   const void* rows;
   const RowId* ids;
-  const Day* validFrom;
-  const Day* validTo;
+  const IndexTime* validFrom;
+  const IndexTime* validTo;
   const uint8_t* deleted;
   uint32_t rowCount;
   uint32_t dimension;
@@ -46,7 +46,7 @@ struct DeviceRows {
 
 struct DeviceQueries {
   const float* queries;  // prepared, queryCount x dimension
-  const Day* asOf;
+  const IndexTime* asOf;
   const uint32_t* excludeOffsets;  // null when no exclusions
   const RowId* excludeIds;         // sorted per query
   uint32_t queryCount;
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(kThreads) scanTopKKernel(DeviceRows data, Devi
       const int slot = warp * kQpw + t;
       const uint32_t query = firstQuery + slot;
       if (query >= q.queryCount) continue;  // warp-uniform
-      const Day asOf = q.asOf[query];
+      const IndexTime asOf = q.asOf[query];
       float* scores = listScores + slot * q.k;
       RowId* ids = listIds + slot * q.k;
       uint32_t* count = listCounts + slot;

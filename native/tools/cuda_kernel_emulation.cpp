@@ -78,7 +78,7 @@ int runCase(const Case& c) {
   FlatVectorStore store(c.dimension, c.storage, Metric::InnerProduct);
   std::vector<RowId> ids(c.rows);
   std::vector<float> vectors(static_cast<size_t>(c.rows) * c.dimension);
-  std::vector<Day> from(c.rows), to(c.rows);
+  std::vector<IndexTime> from(c.rows), to(c.rows);
   for (uint32_t r = 0; r < c.rows; ++r) {
     ids[r] = (r * 7919u) % 1000003u;
     for (uint32_t i = 0; i < c.dimension; ++i) vectors[static_cast<size_t>(r) * c.dimension + i] = c.integers ? small(rng) : uniform(rng);
@@ -93,7 +93,7 @@ int runCase(const Case& c) {
   }
   std::vector<float> queries(static_cast<size_t>(c.queries) * c.dimension);
   for (auto& v : queries) v = c.integers ? small(rng) : uniform(rng);
-  std::vector<Day> asOf(c.queries);
+  std::vector<IndexTime> asOf(c.queries);
   for (uint32_t q = 0; q < c.queries; ++q) asOf[q] = day(rng) + 5;
   std::vector<uint32_t> offsets(c.queries + 1, 0);
   std::vector<RowId> excluded;

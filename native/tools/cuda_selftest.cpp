@@ -31,8 +31,8 @@ struct Dataset {
   uint32_t dimension;
   std::vector<RowId> ids;
   std::vector<float> vectors;
-  std::vector<Day> validFrom;
-  std::vector<Day> validTo;
+  std::vector<IndexTime> validFrom;
+  std::vector<IndexTime> validTo;
 };
 
 Dataset makeDataset(uint32_t rows, uint32_t dimension, uint32_t seed, bool integerValues) {
@@ -115,8 +115,8 @@ int runChecks() {
     // Remove and invalidate a few rows after the first search so the device
     // mirror has to refresh its metadata.
     Dataset queries = makeDataset(c.queries, c.dimension, 7, c.integerValues);
-    std::vector<Day> asOf(c.queries);
-    for (uint32_t q = 0; q < c.queries; ++q) asOf[q] = static_cast<Day>((q * 37) % 120);
+    std::vector<IndexTime> asOf(c.queries);
+    for (uint32_t q = 0; q < c.queries; ++q) asOf[q] = static_cast<IndexTime>((q * 37) % 120);
     std::vector<uint32_t> offsets(c.queries + 1, 0);
     std::vector<RowId> excluded;
     if (c.withExclusions) {
@@ -130,7 +130,7 @@ int runChecks() {
     for (int round = 0; round < 2; ++round) {
       if (round == 1) {
         std::vector<RowId> gone;
-        std::vector<Day> ends;
+        std::vector<IndexTime> ends;
         for (uint32_t r = 0; r < c.rows; r += 11) gone.push_back(data.ids[r]);
         for (uint32_t r = 5; r < c.rows; r += 13) ends.push_back(0);
         std::vector<RowId> ended;
@@ -150,7 +150,7 @@ int runChecks() {
   {
     VectorIndex empty(16, Storage::Fp32, Metric::Cosine, DevicePreference::Cuda);
     std::vector<float> query(16, 1.0f);
-    Day asOf = 0;
+    IndexTime asOf = 0;
     SearchResults r = empty.search(query.data(), 1, 5, &asOf, nullptr, nullptr);
     const bool ok = r.counts[0] == 0;
     std::printf("%-28s: %s\n", "empty-index", ok ? "ok" : "MISMATCH");
@@ -171,7 +171,7 @@ int runBench(uint32_t rows, uint32_t dimension, uint32_t queries, uint32_t k, bo
     index.add(ids.data(), data.vectors.data(), data.validFrom.data(), data.validTo.data(), n);
   }
   Dataset q = makeDataset(queries, dimension, 9, false);
-  std::vector<Day> asOf(queries, 90);
+  std::vector<IndexTime> asOf(queries, 90);
   index.search(q.vectors.data(), queries, k, asOf.data(), nullptr, nullptr);  // upload + warm-up
   double best = 1e30;
   for (int r = 0; r < 5; ++r) {

@@ -1,5 +1,5 @@
 import type { CypherRunner } from './database.js';
-import type { FactRecord } from './model.js';
+import type { FactRecord } from '../domain/model.js';
 import { FACT_FIELDS, toFact } from './readRepository.js';
 import { toNeo4jDateTime } from './temporal.js';
 import { validAtCypher } from './validity.js';

@@ -1,6 +1,7 @@
-import type { ArticlePlan, ArticleState, PlannedChange } from '../ingest/articlePlan.js';
+import type { ArticlePlan, ArticleState, PlannedChange } from '../domain/plan.js';
+import { currentVersionCypher } from './validity.js';
 import { int, type CypherRunner } from './database.js';
-import { ChangeKind } from './model.js';
+import { ChangeKind } from '../domain/model.js';
 import { toNeo4jDateTime } from './temporal.js';
 
 /** The snapshot a batch belongs to. */
@@ -39,19 +40,19 @@ export class IngestRepository {
       `UNWIND $ids AS id
        OPTIONAL MATCH (a:Article {id: id})
        CALL (a) {
-         OPTIONAL MATCH (a)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL
+         OPTIONAL MATCH (a)-[:HAS_SENTENCE]->(s:Sentence) WHERE ${currentVersionCypher('s')}
          WITH s ORDER BY s.orderKey
          RETURN collect(s {.id, .text, .startsParagraph, .orderKey}) AS sentences
        }
        CALL (a) {
-         OPTIONAL MATCH (a)-[:HAS_FACT]->(f:Fact) WHERE f.validTo IS NULL
+         OPTIONAL MATCH (a)-[:HAS_FACT]->(f:Fact) WHERE ${currentVersionCypher('f')}
          RETURN collect(f {.id, .attribute, .value}) AS facts
        }
        CALL (a) {
-         OPTIONAL MATCH (a)-[:HAS_PASSAGE]->(p:Passage) WHERE p.validTo IS NULL
+         OPTIONAL MATCH (a)-[:HAS_PASSAGE]->(p:Passage) WHERE ${currentVersionCypher('p')}
          RETURN collect(p {.id, .text}) AS passages
        }
-       RETURN id, a IS NOT NULL AND a.validTo IS NULL AS exists, a.title AS title,
+       RETURN id, a IS NOT NULL AND ${currentVersionCypher('a')} AS exists, a.title AS title,
               a.lastSnapshotId AS lastSnapshotId, sentences, facts, passages`,
       { ids: articleIds },
     );
@@ -90,7 +91,7 @@ export class IngestRepository {
     // Versions that remain valid are searched under the new title; closed ones keep the title of their time.
     await this.tx.run(
       `UNWIND $ids AS id
-       MATCH (a:Article {id: id})-[:HAS_SENTENCE|HAS_PASSAGE]->(u) WHERE u.validTo IS NULL
+       MATCH (a:Article {id: id})-[:HAS_SENTENCE|HAS_PASSAGE]->(u) WHERE ${currentVersionCypher('u')}
        SET u.searchText = ${searchTextCypher('a', 'u.text')}`,
       { ids: renamed.map((row) => row.id) },
     );
@@ -129,10 +130,10 @@ export class IngestRepository {
   async removeArticlesMissingFrom(snapshot: SnapshotContext, presentIds: string[]): Promise<number> {
     const at = toNeo4jDateTime(snapshot.takenAt);
     const removed = await this.tx.run<{ id: string }>(
-      `MATCH (a:Article) WHERE a.validTo IS NULL AND NOT a.id IN $presentIds
+      `MATCH (a:Article) WHERE ${currentVersionCypher('a')} AND NOT a.id IN $presentIds
        SET a.validTo = $at, a.lastSnapshotId = $snapshotId
        WITH a
-       OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE v.validTo IS NULL
+       OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE ${currentVersionCypher('v')}
        SET v.validTo = $at, v.closedAt = datetime()
        RETURN DISTINCT a.id AS id`,
       { presentIds, at, snapshotId: snapshot.id },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { isProcessAlive } from '../tools/processes.js';
+import { isProcessAlive } from '../platform/processes.js';
 import { int, type CypherRunner } from './database.js';
 import { requireDate } from './temporal.js';
 

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { ArticleRecord, ChangeEventRecord, ChangeKind, FactRecord, SentenceRecord, SnapshotRecord } from './model.js';
+import type { ArticleRecord, ChangeEventRecord, ChangeKind, FactRecord, SentenceRecord, SnapshotRecord } from '../domain/model.js';
 import type { ReadRepository } from './readRepository.js';
 import type { SnapshotRepository } from './snapshotRepository.js';
 

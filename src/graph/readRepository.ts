@@ -1,5 +1,5 @@
 import { int, type CypherRunner } from './database.js';
-import type { ArticleRecord, ChangeEventRecord, ChangeKind, FactRecord, SentenceLabel, SentenceRecord } from './model.js';
+import type { ArticleRecord, ChangeEventRecord, ChangeKind, FactRecord, SentenceLabel, SentenceRecord } from '../domain/model.js';
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
 import { validAtCypher } from './validity.js';
 

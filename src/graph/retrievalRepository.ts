@@ -1,6 +1,7 @@
 import { int, type CypherRunner } from './database.js';
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
-import { validAtCypher } from './validity.js';
+import { deepenUntilEnoughValid } from '../domain/time.js';
+import { currentVersionCypher, validAtCypher } from './validity.js';
 
 /** The node kinds that are retrieval units, each with its own vector index and row counter. */
 export type UnitLabel = 'Passage' | 'Sentence';
@@ -247,7 +248,7 @@ export class RetrievalRepository {
   /** Texts of units valid now, for fitting an embedder's corpus statistics. */
   async currentTexts(label: UnitLabel, limit: number): Promise<string[]> {
     const rows = await this.db.run<{ text: string }>(
-      `MATCH (u:${label}) WHERE u.validTo IS NULL RETURN u.text AS text LIMIT $limit`,
+      `MATCH (u:${label}) WHERE ${currentVersionCypher('u')} RETURN u.text AS text LIMIT $limit`,
       { limit: int(limit) },
     );
     return rows.map((row) => row.text);
@@ -361,12 +362,11 @@ const VALID_CANDIDATES = (fields: string, condition = 'true'): string =>
 
 /**
  * Runs an index search whose candidates are filtered by valid time after the index ranked them
- * (Lucene and HNSW know nothing of it), asking for 4 times more candidates while the filter
- * leaves fewer than k of a full list: the closed versions of a long history can fill the first ones.
+ * (Lucene and HNSW know nothing of it), deepened by the time model's one policy.
  */
-async function untilEnoughValid<R extends { scanned: number; hits: unknown[] }>(k: number, search: (candidates: number) => Promise<R>): Promise<R> {
-  for (let candidates = Math.max(100, k * 4); ; candidates *= 4) {
+function untilEnoughValid<R extends { scanned: number; hits: unknown[] }>(k: number, search: (candidates: number) => Promise<R>): Promise<R> {
+  return deepenUntilEnoughValid(k, { first: Math.max(100, k * 4), limit: MAX_INDEX_CANDIDATES }, async (candidates) => {
     const result = await search(candidates);
-    if (result.hits.length >= k || result.scanned < candidates || candidates * 4 > MAX_INDEX_CANDIDATES) return result;
-  }
+    return { result, valid: result.hits.length, scanned: result.scanned };
+  });
 }

@@ -1,5 +1,5 @@
 import { int, type CypherRunner } from './database.js';
-import { SnapshotStatus, type SnapshotRecord } from './model.js';
+import { SnapshotStatus, type SnapshotRecord } from '../domain/model.js';
 import { requireDate, toNeo4jDateTime } from './temporal.js';
 
 const SNAPSHOT_FIELDS = `s {.id, .takenAt, .recordedAt, .source, .status, .complete, .contentHash, .articleCount, .changeCount}`;

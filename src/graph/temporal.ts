@@ -17,22 +17,3 @@ export function requireDate(value: unknown): Date {
   if (!date) throw new TypeError('expected a Neo4j DateTime, got null');
   return date;
 }
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-
-/**
- * Parses a user-supplied date. A bare calendar date means midnight UTC, the instant a
- * snapshot of that date becomes valid.
- */
-export function parseDateInput(text: string, what: string): Date {
-  const trimmed = text.trim();
-  const date = DATE_ONLY.test(trimmed) ? new Date(`${trimmed}T00:00:00.000Z`) : new Date(trimmed);
-  if (Number.isNaN(date.getTime()) || (DATE_ONLY.test(trimmed) && date.toISOString().slice(0, 10) !== trimmed)) {
-    throw new RangeError(`${what}: "${text}" is not a date (YYYY-MM-DD) or an ISO 8601 date-time`);
-  }
-  return date;
-}
-
-export function isoDay(date: Date): string {
-  return date.toISOString().slice(0, 10);
-}

@@ -1,71 +1,11 @@
 import { generateNKeysBetween } from 'fractional-indexing';
-import { ChangeKind, FactChangeKind, SentenceLabel, type SentenceRecord } from '../graph/model.js';
-import { attributeKey, diffFacts, type PreviousFact } from './factDiff.js';
-import type { SentenceLabeler, PreviousSentence } from './sentenceLabeler.js';
-import { chunkPassages } from '../retrieval/passages.js';
+import { ChangeKind, FactChangeKind, SentenceLabel } from '../domain/model.js';
+import type { ArticlePlan, ArticleState, PlannedChange } from '../domain/plan.js';
+import { attributeKey, diffFacts } from './factDiff.js';
+import type { SentenceLabeler } from './sentenceLabeler.js';
+import { chunkPassages } from './passages.js';
 import { splitSentences } from './sentenceSplitter.js';
 import type { ArticleInput } from './snapshotReader.js';
-
-/** What the graph holds for an article just before a snapshot is applied. */
-export interface ArticleState {
-  id: string;
-  exists: boolean;
-  title: string | null;
-  /** Valid sentences in document order. */
-  sentences: Array<PreviousSentence & { orderKey: string }>;
-  facts: PreviousFact[];
-  /** Valid passages (retrieval units) of the article. */
-  passages: Array<{ id: string; text: string }>;
-}
-
-export interface NewPassageVersion {
-  id: string;
-  articleId: string;
-  text: string;
-}
-
-/** A sentence version to create; valid and transaction time are set when it is written. */
-export type NewSentenceVersion = Omit<SentenceRecord, 'validFrom' | 'validTo' | 'recordedAt'>;
-
-export interface NewFactVersion {
-  id: string;
-  subject: string;
-  attribute: string;
-  attributeKey: string;
-  value: string;
-  change: FactChangeKind | null;
-  /** For an updated list value, its members added and removed. */
-  addedMembers: string[];
-  removedMembers: string[];
-}
-
-export interface PlannedChange {
-  kind: ChangeKind;
-  articleId: string;
-  sentenceId: string | null;
-  previousSentenceId: string | null;
-  factId: string | null;
-  previousFactId: string | null;
-}
-
-/** Everything one snapshot does to one article; written in a single transaction with its batch. */
-export interface ArticlePlan {
-  articleId: string;
-  title: string;
-  isNewArticle: boolean;
-  /** Sentences in this snapshot of the article. */
-  sentenceCount: number;
-  createSentences: NewSentenceVersion[];
-  closeSentenceIds: string[];
-  /** previous → new version links (REVISED_AS). */
-  sentenceRevisions: Array<{ from: string; to: string }>;
-  createFacts: NewFactVersion[];
-  closeFactIds: string[];
-  factSupersessions: Array<{ from: string; to: string }>;
-  createPassages: NewPassageVersion[];
-  closePassageIds: string[];
-  changes: PlannedChange[];
-}
 
 /**
  * Works out the new versions, closed versions and change events for one article of a

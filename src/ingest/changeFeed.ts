@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { ChangeEventRecord } from '../graph/model.js';
+import type { ChangeEventRecord } from '../domain/model.js';
 import type { ChangeFilter, ReadRepository } from '../graph/readRepository.js';
 
 const PAGE = 500;

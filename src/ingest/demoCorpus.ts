@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseDateInput } from '../graph/temporal.js';
-import { projectRoot } from '../paths.js';
+import { parseDateInput } from '../domain/time.js';
+import { projectRoot } from '../platform/paths.js';
 
 export interface DemoSnapshot {
   file: string;

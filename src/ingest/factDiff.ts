@@ -1,11 +1,5 @@
+import type { PreviousFact } from '../domain/plan.js';
 import { classifyValueEdit, type FalseChangeKind } from './valueEdits.js';
-
-/** An infobox fact valid in the article's previous snapshot. */
-export interface PreviousFact {
-  id: string;
-  attribute: string;
-  value: string;
-}
 
 /**
  * DynaQuest's structured changes; the superseded value becomes OUTDATED. A REFINED edit is a

@@ -12,11 +12,12 @@
  *    the classifier, trained on clean single edits, misses many real multi-part revisions.
  * Only group members are embedded and classified, so an unchanged article costs no model call.
  */
-import { embedderConfigFromEnv, type Embedder, type EmbedderConfig } from '../retrieval/embedders/index.js';
-import { rowDot } from '../retrieval/embedders/vectors.js';
-import { ChatClient, type ChatEndpointConfig } from '../tools/openaiChat.js';
+import { embedderConfigFromEnv, type Embedder, type EmbedderConfig } from '../embedding/index.js';
+import { rowDot } from '../embedding/vectors.js';
+import { ChatClient, type ChatEndpointConfig } from '../platform/openaiChat.js';
 import { RelationClassifier, relationFeatures, type Relation } from './sentenceRelations.js';
-import { finish, gaps, matchIdentical, type PreviousSentence, type SentenceAlignment, type SentenceLabeler, type SentenceLabeling } from './sentenceLabeler.js';
+import type { PreviousSentence } from '../domain/plan.js';
+import { finish, gaps, matchIdentical, type SentenceAlignment, type SentenceLabeler, type SentenceLabeling } from './sentenceLabeler.js';
 import type { SplitSentence } from './sentenceSplitter.js';
 
 /** Unit-length embeddings of texts, one row each (the store's sentence encoder). */

@@ -1,11 +1,5 @@
+import type { PreviousSentence } from '../domain/plan.js';
 import { normalizeSentence, type SplitSentence } from './sentenceSplitter.js';
-
-/** A sentence version valid in the article's previous snapshot, in document order. */
-export interface PreviousSentence {
-  id: string;
-  text: string;
-  startsParagraph: boolean;
-}
 
 /**
  * How one sentence of the new snapshot relates to the previous one (GrowOVER labels).

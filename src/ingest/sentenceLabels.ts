@@ -1,4 +1,4 @@
-import { SentenceLabel, type SentenceRecord, type SnapshotRecord } from '../graph/model.js';
+import { SentenceLabel, type SentenceRecord, type SnapshotRecord } from '../domain/model.js';
 
 /** The snapshot in effect at asOf: the latest one taken at or before it. */
 export function snapshotInEffect(snapshots: readonly SnapshotRecord[], asOf: Date): SnapshotRecord | null {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Classifier, type ClassifierModelJson } from '../native/index.js';
-import { modelsDir } from '../paths.js';
+import { modelsDir } from '../platform/paths.js';
 import { annotate, type AnnotatedSentence } from '../text/annotation.js';
 
 export const RELATION_CLASSES = ['ENTAILMENT', 'CONTRADICTION', 'NEUTRAL'] as const;

@@ -4,11 +4,11 @@
  * inputs and reject bad ones with the same errors. Every error names the
  * argument it is about.
  */
-import type { DayNumber, DeviceChoice, Metric, Storage, VectorBatch } from './types.js';
+import type { DeviceChoice, Metric, Storage, VectorBatch } from './types.js';
 
 /** validTo of a row that is still valid. */
 export const OPEN_END = 2147483647;
-const MIN_DAY = -2147483648;
+const MIN_INDEX_TIME = -2147483648;
 export const MAX_ID = 4294967294;
 export const MAX_K = 1024;
 export const MAX_DIMENSION = 65536;
@@ -84,21 +84,21 @@ export function toIdArray(ids: unknown, argument = 'ids'): Uint32Array {
   return out;
 }
 
-function checkDay(value: unknown, argument: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_DAY || value >= OPEN_END) {
-    rangeError(argument, `must be an integer day number in [${MIN_DAY}, ${OPEN_END - 1}] (got ${String(value)})`);
+function checkIndexTime(value: unknown, argument: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_INDEX_TIME || value >= OPEN_END) {
+    rangeError(argument, `must be an integer index time in [${MIN_INDEX_TIME}, ${OPEN_END - 1}] (got ${String(value)})`);
   }
   return value;
 }
 
 /**
- * One day per row/query: a single number is broadcast. With `allowOpen`,
+ * One index time per row/query: a single number is broadcast. With `allowOpen`,
  * null/undefined/Infinity become OPEN_END (a still-valid row).
  */
-export function toDayArray(value: unknown, count: number, argument: string, allowOpen = false): Int32Array {
+export function toIndexTimeArray(value: unknown, count: number, argument: string, allowOpen = false): Int32Array {
   const isOpen = (v: unknown): boolean => allowOpen && (v === null || v === undefined || v === Infinity);
   if (isOpen(value)) return new Int32Array(count).fill(OPEN_END);
-  if (typeof value === 'number') return new Int32Array(count).fill(checkDay(value, argument));
+  if (typeof value === 'number') return new Int32Array(count).fill(checkIndexTime(value, argument));
   if (value instanceof Int32Array) {
     if (value.length !== count) rangeError(argument, `must have ${count} entries (got ${value.length})`);
     for (let i = 0; i < count; i++) {
@@ -106,12 +106,12 @@ export function toDayArray(value: unknown, count: number, argument: string, allo
     }
     return value;
   }
-  if (!Array.isArray(value)) typeError(argument, 'must be a day number, an Int32Array or an array of day numbers');
+  if (!Array.isArray(value)) typeError(argument, 'must be an index time, an Int32Array or an array of index times');
   if (value.length !== count) rangeError(argument, `must have ${count} entries (got ${value.length})`);
   const out = new Int32Array(count);
   for (let i = 0; i < count; i++) {
-    const day: unknown = value[i];
-    out[i] = isOpen(day) ? OPEN_END : checkDay(day, `${argument}[${i}]`);
+    const time: unknown = value[i];
+    out[i] = isOpen(time) ? OPEN_END : checkIndexTime(time, `${argument}[${i}]`);
   }
   return out;
 }
@@ -231,14 +231,6 @@ export function toOmega(omega: unknown, queryCount: number): Float32Array {
   if (values.length !== queryCount) rangeError('omega', `must have one weight per query (${queryCount}, got ${values.length})`);
   for (let q = 0; q < queryCount; q++) out[q] = check(values[q], `omega[${q}]`);
   return out;
-}
-
-/** Day number (days since 1970-01-01 UTC) of a Date or an ISO date string. */
-export function toDayNumber(date: Date | string | number): DayNumber {
-  if (typeof date === 'number') return checkDay(date, 'date');
-  const parsed = typeof date === 'string' ? new Date(date) : date;
-  if (!(parsed instanceof Date) || Number.isNaN(parsed.getTime())) rangeError('date', `is not a valid date (${String(date)})`);
-  return Math.floor(parsed.getTime() / 86_400_000);
 }
 
 /**

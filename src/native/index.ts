@@ -18,8 +18,7 @@ import {
   checkUniqueIds,
   indexIds,
   rangeError,
-  toDayArray,
-  toDayNumber,
+  toIndexTimeArray,
   toExcludeCsr,
   toIdArray,
   toMatrix,
@@ -35,7 +34,7 @@ import type {
   AddBatchInput,
   BackendInfo,
   ClassifierModelJson,
-  DayNumber,
+  IndexTime,
   DeviceChoice,
   FusedItem,
   Metric,
@@ -48,7 +47,7 @@ import type {
 } from './types.js';
 
 export type * from './types.js';
-export { MAX_ID, MAX_K, OPEN_END, toDayNumber };
+export { MAX_ID, MAX_K, OPEN_END };
 
 /** Hears how long each asynchronous addon call took (for /metrics). */
 export type NativeCallObserver = (operation: string, seconds: number) => void;
@@ -120,8 +119,8 @@ function checkOptions(options: unknown): SearchOptions {
 /**
  * Exact (brute-force) time-filtered top-k index over float32 or fp16 rows.
  * Each row has an id, a validity interval [validFrom, validTo) in int32 time
- * units of the caller's choosing (day numbers in the tests; whole minutes in
- * ChronoQL's retrieval, see graph/validity.ts) and a deleted flag; a search
+ * units of the caller's choosing (small integers in the tests; whole minutes in
+ * ChronoQL's retrieval, see domain/time.ts) and a deleted flag; a search
  * returns, per query, the k best rows valid at that query's asOf, excluding
  * the ids it is told to skip.
  */
@@ -204,8 +203,8 @@ export class VectorIndex {
     const ids = toIdArray(input.ids);
     const matrix = toMatrix(input.vectors, this.dimension, 'vectors', false);
     if (matrix.rows !== ids.length) rangeError('vectors', `must hold one vector per id (${ids.length}, got ${matrix.rows})`);
-    const validFrom = toDayArray(input.validFrom, ids.length, 'validFrom');
-    const validTo = toDayArray(input.validTo, ids.length, 'validTo', true);
+    const validFrom = toIndexTimeArray(input.validFrom, ids.length, 'validFrom');
+    const validTo = toIndexTimeArray(input.validTo, ids.length, 'validTo', true);
     const seen = new Set<number>();
     for (let i = 0; i < ids.length; i++) {
       if (validFrom[i]! >= validTo[i]!) rangeError(`validTo[${i}]`, `must be after validFrom (${validTo[i]} <= ${validFrom[i]})`);
@@ -224,15 +223,15 @@ export class VectorIndex {
   }
 
   /** Ends the validity of live rows at `validTo` (exclusive); resolves to how many changed. */
-  invalidate(ids: Uint32Array | readonly number[], validTo: DayNumber | Int32Array | readonly DayNumber[]): Promise<number> {
+  invalidate(ids: Uint32Array | readonly number[], validTo: IndexTime | Int32Array | readonly IndexTime[]): Promise<number> {
     const handle = this.open;
     const list = Uint32Array.from(toIdArray(ids));
-    const days = Int32Array.from(toDayArray(validTo, list.length, 'validTo', true));
-    return this.order.write(() => handle.invalidate(list, days));
+    const ends = Int32Array.from(toIndexTimeArray(validTo, list.length, 'validTo', true));
+    return this.order.write(() => handle.invalidate(list, ends));
   }
 
   /**
-   * Exact top-k per query among rows valid at that query's asOf day.
+   * Exact top-k per query among rows valid at that query's asOf.
    * `queries` is one flat Float32Array (Q×d) or an array of vectors.
    */
   search(queries: VectorBatch, k: number, options: SearchOptions): Promise<QueryResult[]> {
@@ -240,7 +239,7 @@ export class VectorIndex {
     const matrix = checkQueries(queries, this.dimension, this.metric);
     checkK(k);
     const opts = checkOptions(options);
-    const asOf = toDayArray(opts.asOf, matrix.rows, 'asOf');
+    const asOf = toIndexTimeArray(opts.asOf, matrix.rows, 'asOf');
     const exclude = toExcludeCsr(opts.exclude, matrix.rows);
     // Snapshot the (small) query batch: the call may wait behind an earlier
     // mutation, and the caller may reuse its buffer as soon as we return.
@@ -264,7 +263,7 @@ export class VectorIndex {
     const weights = toOmega(omega, a.rows);
     checkK(k);
     const opts = checkOptions(options);
-    const asOf = toDayArray(opts.asOf, a.rows, 'asOf');
+    const asOf = toIndexTimeArray(opts.asOf, a.rows, 'asOf');
     const exclude = toExcludeCsr(opts.exclude, a.rows);
     const firstData = Float32Array.from(a.data);
     const secondData = Float32Array.from(b.data);

@@ -7,8 +7,11 @@ export type Metric = 'cosine' | 'ip';
 /** Where an index runs its searches; `auto` picks CUDA when the addon has a usable device. */
 export type DeviceChoice = 'auto' | 'cpu' | 'cuda';
 
-/** Days since 1970-01-01 (UTC). Validity intervals are half-open: [validFrom, validTo). */
-export type DayNumber = number;
+/**
+ * A point in index time: an int32 on the caller's scale (ChronoQL uses whole minutes since the
+ * epoch, see domain/time.ts). Validity intervals are half-open: [validFrom, validTo).
+ */
+export type IndexTime = number;
 
 export interface VectorIndexOptions {
   dimension: number;
@@ -24,15 +27,15 @@ export interface AddBatchInput {
   /** Caller-chosen ids, integers in [0, 2^32 - 2], unique among live rows. */
   ids: Uint32Array | readonly number[];
   vectors: VectorBatch;
-  /** First day each row is valid (one value for all rows, or one per row). */
-  validFrom: DayNumber | Int32Array | readonly DayNumber[];
-  /** Day each row stops being valid (exclusive); null/undefined/Infinity = still valid. */
-  validTo?: DayNumber | null | Int32Array | readonly (DayNumber | null | undefined)[];
+  /** Index time from which each row is valid (one value for all rows, or one per row). */
+  validFrom: IndexTime | Int32Array | readonly IndexTime[];
+  /** Index time at which each row stops being valid (exclusive); null/undefined/Infinity = still valid. */
+  validTo?: IndexTime | null | Int32Array | readonly (IndexTime | null | undefined)[];
 }
 
 export interface SearchOptions {
-  /** Date the search is asked as of: one day for every query or one per query. Only rows valid then are candidates. */
-  asOf: DayNumber | Int32Array | readonly DayNumber[];
+  /** Date the search is asked as of: one index time for every query or one per query. Only rows valid then are candidates. */
+  asOf: IndexTime | Int32Array | readonly IndexTime[];
   /** Per query, ids that must not be returned (e.g. the first round of adaptive re-retrieval). */
   exclude?: readonly (ArrayLike<number> | null | undefined)[];
 }

@@ -1,5 +1,5 @@
 /** What `ask` and `batchAsk` accept, checked before anything runs; every refusal names the argument. */
-import { isoDay } from '../graph/temporal.js';
+import { isoDay } from '../domain/time.js';
 import { RetrievalMode, type AskRequest, type Turn } from './types.js';
 
 export const ASK_LIMITS = { maxQuestionLength: 2000, maxTurns: 20, maxEvidenceIdsPerTurn: 50, minK: 1, maxK: 50, maxBatch: 256 } as const;

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChangeProfile } from '../graph/answeringRepository.js';
 import { Classifier, type ClassifierModelJson } from '../native/index.js';
-import { modelsDir } from '../paths.js';
+import { modelsDir } from '../platform/paths.js';
 import { annotate, candidateSpans } from '../text/annotation.js';
 import { termCoverage } from '../text/language.js';
 import { normalizeAnswer } from '../text/normalize.js';

@@ -3,7 +3,7 @@
  * it, retrieval uses a summary of the conversation, and the evidence of earlier turns may
  * already answer the new one (CONTINUE_WITH_EVIDENCE).
  */
-import type { FactRecord } from '../graph/model.js';
+import type { FactRecord } from '../domain/model.js';
 import { annotate, AnswerType, candidateSpans } from '../text/annotation.js';
 import { analyseQuestion, type QuestionAnalysis } from './question.js';
 import { EvidenceKind, type Evidence, type Turn } from './types.js';

@@ -5,8 +5,8 @@
  * about changed between the cutoff and asOf. Every reason is listed as a cue.
  */
 import type { ChangeProfile } from '../graph/answeringRepository.js';
-import type { FactRecord } from '../graph/model.js';
-import { isoDay } from '../graph/temporal.js';
+import type { FactRecord } from '../domain/model.js';
+import { isoDay } from '../domain/time.js';
 import type { QuestionAnalysis } from './question.js';
 import type { LinkedSubject } from './subjects.js';
 import { DecisionAction, type Decision } from './types.js';

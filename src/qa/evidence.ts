@@ -1,6 +1,6 @@
 /** The documents answers are drawn from, as the answering pipeline hands them out. */
-import type { FactRecord } from '../graph/model.js';
-import { SearchUnit, type SearchHit } from '../retrieval/retrievalService.js';
+import type { FactRecord } from '../domain/model.js';
+import { SearchUnit, type SearchHit } from '../retrieval/retriever.js';
 import { EvidenceKind, type Evidence } from './types.js';
 
 /** A document as evidence; what no retrieval round gave it (value, row, rank, scores) is null, its round 0. */

@@ -5,8 +5,8 @@
  * the words they share and how fully the question names the article.
  */
 import { LRUCache } from 'lru-cache';
-import type { FactRecord } from '../graph/model.js';
-import { rowDot } from '../retrieval/embedders/vectors.js';
+import type { FactRecord } from '../domain/model.js';
+import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
 import type { LinkedSubject } from './subjects.js';
 

@@ -4,12 +4,13 @@
  * conversation's evidence loaded, and the retrieval decision made at each instant.
  */
 import type { AnsweringRepository, ChangeProfile } from '../graph/answeringRepository.js';
-import type { FactRecord } from '../graph/model.js';
+import type { FactRecord } from '../domain/model.js';
 import type { ReadRepository } from '../graph/readRepository.js';
 import type { SnapshotRepository } from '../graph/snapshotRepository.js';
-import { isoDay } from '../graph/temporal.js';
-import { isValidAt } from '../graph/validity.js';
-import { SearchUnit, type RetrievalService } from '../retrieval/retrievalService.js';
+import { isoDay } from '../domain/time.js';
+import { isValidAt } from '../domain/time.js';
+import { SearchUnit } from '../retrieval/retriever.js';
+import { type RetrievalService } from '../retrieval/retrievalService.js';
 import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
 import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
 import { decideRetrieval } from './decision.js';

@@ -1,5 +1,5 @@
 /** The answering pipeline's requests and results, as the GraphQL layer and the benchmarks see them. */
-import type { FactRecord } from '../graph/model.js';
+import type { FactRecord } from '../domain/model.js';
 import type { TimeScope } from './timeScope.js';
 
 /** How `ask` uses retrieval. */

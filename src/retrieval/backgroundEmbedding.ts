@@ -8,7 +8,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { Database } from '../graph/database.js';
 import { leaseOwner } from '../graph/leaseRepository.js';
 import { RetrievalRepository } from '../graph/retrievalRepository.js';
-import { createEmbedder, type EmbedderConfig } from './embedders/index.js';
+import { createEmbedder, type EmbedderConfig } from '../embedding/index.js';
 import { EmbeddingJob } from './embeddingJob.js';
 
 export interface Neo4jConnectionSettings {

@@ -1,7 +1,7 @@
 import type { Database } from '../graph/database.js';
 import { LeaseRepository } from '../graph/leaseRepository.js';
 import type { RetrievalRepository, UnitLabel } from '../graph/retrievalRepository.js';
-import type { Embedder } from './embedders/index.js';
+import type { Embedder } from '../embedding/index.js';
 
 export const UNIT_LABELS: readonly UnitLabel[] = ['Passage', 'Sentence'];
 /** Texts embedded and stored per transaction: small enough that progress shows every second or two. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { RetrievalRepository, SyncPoint, UnitLabel } from '../graph/retrievalRepository.js';
-import { INDEX_TIME_UNIT, indexEnd, indexInterval } from '../graph/validity.js';
+import { INDEX_TIME_UNIT, indexEnd, indexInterval } from '../domain/time.js';
 import { VectorIndex, type QueryResult } from '../native/index.js';
 
 /**
@@ -23,7 +23,7 @@ interface Sidecar {
   storeId: string;
   embedderId: string;
   dimension: number;
-  /** The unit of the index's int32 valid times (see graph/validity.ts). */
+  /** The unit of the index's int32 valid times (see domain/time.ts). */
   timeUnit: string;
   /** Server time at the start of the last completed sync (ISO). */
   watermark: string;

@@ -1,6 +1,6 @@
 import type { SpanReader } from '../reader/spanReader.js';
 import { ExtractiveGenerator } from './extractive.js';
-import { generatorEndpointFromEnv } from '../../tools/openaiChat.js';
+import { generatorEndpointFromEnv } from '../../platform/openaiChat.js';
 import { OpenAIGenerator } from './openai.js';
 import { GeneratorConfigError, type Generator } from './types.js';
 

@@ -3,8 +3,8 @@
  * OpenAI, vLLM, llama.cpp server, Ollama, LiteLLM). It asks for token log-probabilities; when
  * the server returns them, the confidence is the mean token probability, otherwise 0.5.
  */
-import { isoDay } from '../../graph/temporal.js';
-import { ChatClient, ChatRequestError, type ChatEndpointConfig } from '../../tools/openaiChat.js';
+import { isoDay } from '../../domain/time.js';
+import { ChatClient, ChatRequestError, type ChatEndpointConfig } from '../../platform/openaiChat.js';
 import { MAX_ANSWER_TOKENS } from '../../text/annotation.js';
 import { GeneratorConfigError, GeneratorRequestError, type Generation, type GenerationInput, type Generator } from './types.js';
 

@@ -9,8 +9,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ort from 'onnxruntime-node';
-import { createOnnxEmbedder } from '../../retrieval/embedders/onnx.js';
-import { ensurePretrainedModel, PRETRAINED_MODELS, type PretrainedModelName } from '../../retrieval/embedders/pretrained.js';
+import { createOnnxEmbedder } from '../../embedding/onnx.js';
+import { ensurePretrainedModel, PRETRAINED_MODELS, type PretrainedModelName } from '../../embedding/pretrained.js';
 import { spanText } from '../../text/annotation.js';
 import type { QuestionAnalysis } from '../question.js';
 import { WordEncoder, type WordStates } from './wordEncoder.js';

@@ -6,9 +6,9 @@
  * back for many questions, and the encoder pass is the reader's main cost.
  */
 import { LRUCache } from 'lru-cache';
-import type { OnnxEmbedder } from '../../retrieval/embedders/onnx.js';
-import type { TextRole } from '../../retrieval/embedders/types.js';
-import { normalizeRows } from '../../retrieval/embedders/vectors.js';
+import type { OnnxEmbedder } from '../../embedding/onnx.js';
+import type { TextRole } from '../../embedding/types.js';
+import { normalizeRows } from '../../embedding/vectors.js';
 
 /** BERT's position table: a longer passage is read in several windows. */
 const MAX_PIECES = 512;

@@ -1,0 +1,145 @@
+import { AnsweringRepository } from '../graph/answeringRepository.js';
+import { Database } from '../graph/database.js';
+import { Loaders } from '../graph/loaders.js';
+import { startManagedNeo4j } from '../neo4jProcess/managedNeo4j.js';
+import { migrate } from '../graph/migrator.js';
+import { ReadRepository } from '../graph/readRepository.js';
+import { SnapshotRepository } from '../graph/snapshotRepository.js';
+import { ChangeFeed } from '../ingest/changeFeed.js';
+import { chatVerifier, embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../ingest/growoverLabeler.js';
+import { createEmbedder, type Embedder, type EmbedderConfig } from '../embedding/index.js';
+import { IngestService } from '../ingest/ingestService.js';
+import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabeler.js';
+import { AskService } from '../qa/askService.js';
+import { SpanReader } from '../qa/reader/spanReader.js';
+import { modelsDir } from '../platform/paths.js';
+import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
+import { RetrievalService } from '../retrieval/retrievalService.js';
+import type { RequestContext, Services } from '../api/context.js';
+import { verifierFromEnv } from '../platform/openaiChat.js';
+import type { Principal } from '../api/auth.js';
+import type { Config } from './config.js';
+import type { Logger } from '../platform/logger.js';
+
+/** A connected ChronoQL: Neo4j reachable and migrated, services built. */
+export interface Runtime {
+  services: Services;
+  /** Whether this process started the managed Neo4j (and will stop it). */
+  startedNeo4j: boolean;
+  /** How this process reaches Neo4j (another driver, such as the embedding worker's, uses the same). */
+  neo4j: Neo4jConnectionSettings;
+  /** A context for one operation; subscriptions pass `cache: false` (see Loaders). */
+  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null }): RequestContext;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  /** Tail the change feed (only a server with subscribers needs it). */
+  changeFeed?: boolean;
+  /** Switch the store to the configured embedder (`chronoql reembed`) instead of refusing a different one. */
+  replaceStoreEmbedder?: boolean;
+  /** Hears each failed attempt to reach Neo4j while it is retried at start. */
+  onNeo4jWait?: (error: Error) => void;
+}
+
+/**
+ * Connects to the configured Neo4j, or starts the managed one, and applies migrations.
+ * Everything started here is stopped by close().
+ */
+export async function openRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
+  const connection = config.neo4j
+    ? { ...config.neo4j, startedHere: false, stop: async () => {} }
+    : await startManagedNeo4j({
+        dataDir: config.dataDir,
+        boltPort: config.managedBoltPort,
+        heapMb: config.managedHeapMb,
+        password: config.managedPassword,
+        log: (message) => log.info(message),
+      });
+  const settings: Neo4jConnectionSettings = { uri: connection.uri, user: connection.user, password: connection.password, database: config.neo4j?.database };
+  const db = Database.connect(settings.uri, settings.user, settings.password, settings.database, { readTimeoutMs: config.queryTimeoutMs });
+  let retrieval: RetrievalService;
+  try {
+    await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log, options.onNeo4jWait);
+    const outcome = await migrate(db);
+    if (outcome.applied.length > 0) log.info({ migrations: outcome.applied }, 'applied migrations');
+    retrieval = await RetrievalService.open({
+      db,
+      dataDir: config.dataDir,
+      connection: settings,
+      log,
+      replaceStoreEmbedder: options.replaceStoreEmbedder,
+    });
+  } catch (error) {
+    await db.close();
+    await connection.stop();
+    throw error;
+  }
+  const reads = new ReadRepository(db);
+  const snapshots = new SnapshotRepository(db);
+  const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'), undefined, config.subscriberBuffer);
+  let answering: AskService;
+  let labeler: SentenceLabeler;
+  let labelEncoder: Embedder | undefined;
+  let reader: SpanReader | undefined;
+  try {
+    // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
+    reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: config.readerCacheBytes, log: (message) => log.info(message) });
+    answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval, reader });
+    const verifier = verifierFromEnv();
+    // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.
+    if (process.env.CHRONOQL_LABEL_ENCODER?.trim() === 'none') {
+      labeler = new ExactMatchLabeler();
+    } else {
+      labelEncoder = await createEmbedder({ ...labelEncoderConfig(process.env, { dataDir: config.dataDir }), log: (message: string) => log.info(message) } as EmbedderConfig);
+      labeler = new GrowOverLabeler({ embed: embedTextsWith(labelEncoder), verifier: verifier ? chatVerifier(verifier) : undefined });
+    }
+    if (options.changeFeed) await changeFeed.start();
+  } catch (error) {
+    await labelEncoder?.close?.();
+    await reader?.close();
+    await retrieval.close();
+    await db.close();
+    await connection.stop();
+    throw error;
+  }
+  const services: Services = { db, reads, changeFeed, retrieval, reader, answering, ingest: new IngestService(db, () => changeFeed.poke(), labeler) };
+  return {
+    services,
+    startedNeo4j: connection.startedHere,
+    neo4j: settings,
+    requestContext: (options = {}) => ({
+      services,
+      loaders: new Loaders(reads, snapshots, options.cache ?? true),
+      now: new Date(),
+      principal: options.principal ?? null,
+      requestId: options.requestId ?? null,
+    }),
+    close: async () => {
+      await changeFeed.stop();
+      await retrieval.close();
+      await reader.close();
+      await labelEncoder?.close?.();
+      await db.close();
+      await connection.stop();
+    },
+  };
+}
+
+/** Retries a Neo4j that does not answer yet (a database container still starting) with backoff, up to `waitMs`. */
+async function waitForNeo4j(db: Database, uri: string, waitMs: number, log: Logger, onWait?: (error: Error) => void): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 8_000)) {
+    try {
+      return await db.verify();
+    } catch (error) {
+      if (/^Neo\.ClientError\.Security\./.test((error as { code?: string }).code ?? '')) throw error; // wrong credentials: waiting will not help
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`Neo4j at ${uri} did not answer within ${waitMs} ms: ${(error as Error).message}`);
+      const wait = Math.min(delayMs, left);
+      onWait?.(error as Error);
+      log.warn({ uri, retryInMs: wait }, `Neo4j is not reachable yet (${(error as Error).message}); retrying`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
