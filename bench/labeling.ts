@@ -4,7 +4,8 @@
  * corpus, with the share of GrowOVER's time spent in the encoder and in the classifier
  * (feature computation included).
  */
-import { embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../src/ingest/growoverLabeler.js';
+import { loadConfig } from '../src/app/config.js';
+import { embedTextsWith, GrowOverLabeler } from '../src/ingest/growoverLabeler.js';
 import { demoSnapshots } from '../src/ingest/demoCorpus.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../src/ingest/sentenceLabeler.js';
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
@@ -36,7 +37,7 @@ async function throughput(labeler: SentenceLabeler, pairs: readonly Pair[]): Pro
 }
 
 export async function runLabelingBenchmark(options: { articles: number; changeRate: number }): Promise<Record<string, unknown>> {
-  const embedder = await createEmbedder(labelEncoderConfig(process.env));
+  const embedder = await createEmbedder(loadConfig().labelEncoder ?? loadConfig().embedder);
   try {
     const [first, second] = syntheticSnapshots(options.articles, options.changeRate);
     const demo = await demoSnapshots();

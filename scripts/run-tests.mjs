@@ -28,7 +28,7 @@ if (external) {
   neo4j = { uri: external, user: process.env.CHRONOQL_TEST_NEO4J_USER ?? 'neo4j', password: process.env.CHRONOQL_TEST_NEO4J_PASSWORD ?? '', stop: async () => {} };
 } else {
   const { startManagedNeo4j } = await import(join(root, 'dist', 'src', 'neo4jProcess', 'managedNeo4j.js'));
-  neo4j = await startManagedNeo4j({ dataDir: join(root, '.chronoql-test'), heapMb: 1024, log: (message) => process.stderr.write(`run-tests: ${message}\n`) });
+  neo4j = await startManagedNeo4j({ dataDir: join(root, '.chronoql-test'), heapMb: 1024, javaHome: process.env.JAVA_HOME, environment: process.env, log: (message) => process.stderr.write(`run-tests: ${message}\n`) });
 }
 
 const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...passed, ...files];

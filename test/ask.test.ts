@@ -7,7 +7,6 @@ import { generateQuestions } from '../src/benchmarks/questionGeneration.js';
 import { AnsweringRepository } from '../src/graph/answeringRepository.js';
 import { SnapshotRepository } from '../src/graph/snapshotRepository.js';
 import { trainSoftmaxRegression } from '../src/learning/softmaxRegression.js';
-import { AskService } from '../src/qa/askService.js';
 import { CertaintyGate, GATE_CLASSES, GATE_FEATURES } from '../src/qa/certaintyGate.js';
 import { GeneratorRegistry } from '../src/qa/generators/index.js';
 import { analyseQuestion, expectedAnswerType } from '../src/qa/question.js';
@@ -215,12 +214,7 @@ describe('ask on the demo corpus', () => {
       adoptAt: { fact: 0.5, text: 0.5 },
       classifier: { classes: [...GATE_CLASSES], features: [...GATE_FEATURES], layers: [{ weights: GATE_CLASSES.map(() => GATE_FEATURES.map(() => 0)), bias: [-3, 0, 1] }] },
     });
-    const ask = new AskService({
-      reads: runtime.services.reads,
-      answering: new AnsweringRepository(runtime.services.db),
-      snapshots: new SnapshotRepository(runtime.services.db),
-      retrieval: runtime.services.retrieval,
-      reader: runtime.services.reader,
+    const ask = runtime.askService({
       gate: distrustful,
     });
     const answer = await ask.ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.RILM, k: 3 });
@@ -302,13 +296,8 @@ describe('ask on the demo corpus', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      const ask = new AskService({
-        reads: runtime.services.reads,
-        answering: new AnsweringRepository(runtime.services.db),
-        snapshots: new SnapshotRepository(runtime.services.db),
-        retrieval: runtime.services.retrieval,
-        reader: runtime.services.reader,
-        generators: new GeneratorRegistry(runtime.services.reader, { CHRONOQL_GENERATOR_BASE_URL: `http://127.0.0.1:${port}`, CHRONOQL_GENERATOR_MODEL: 'test-model', CHRONOQL_GENERATOR_API_KEY: 'secret' }),
+      const ask = runtime.askService({
+        generators: new GeneratorRegistry(runtime.services.reader, { baseUrl: `http://127.0.0.1:${port}`, model: 'test-model', apiKey: 'secret' }),
       });
       const answer = await ask.ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.GATED, generator: 'openai', k: 2 });
       assert.equal(answer.generator, 'openai');

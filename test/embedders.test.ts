@@ -14,13 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../src/app/config.js';
 import {
   cacheProblem,
   createEmbedder,
   createOnnxEmbedder,
   createOpenAIEmbedder,
   createWinkSifEmbedder,
-  embedderConfigFromEnv,
   EmbedderConfigError,
   EmbedderRequestError,
   embeddingsUrl,
@@ -360,10 +360,13 @@ describe('wink-sif embedder', () => {
 // Configuration
 // ---------------------------------------------------------------------------------------------
 
+/** The embedder settings app/config.ts reads from this environment (an empty data directory unless set). */
+const embedderConfig = (env: Record<string, string>) => loadConfig(env).embedder;
+
 test('embedder configuration from the environment', () => {
-  assert.deepEqual(embedderConfigFromEnv({ CHRONOQL_DATA_DIR: '/data/chronoql' }), { kind: 'e5-small-v2', modelsDir: '/data/chronoql/models', threads: undefined });
-  assert.deepEqual(embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'bge-small-en-v15', CHRONOQL_MODELS_DIR: '/models', CHRONOQL_EMBED_THREADS: '2' }), { kind: 'bge-small-en-v15', modelsDir: '/models', threads: 2 });
-  const wink = embedderConfigFromEnv({ CHRONOQL_DATA_DIR: '/data/chronoql', CHRONOQL_EMBEDDER: 'wink-sif' });
+  assert.deepEqual(embedderConfig({ CHRONOQL_DATA_DIR: '/data/chronoql' }), { kind: 'e5-small-v2', modelsDir: '/data/chronoql/models', threads: undefined });
+  assert.deepEqual(embedderConfig({ CHRONOQL_EMBEDDER: 'bge-small-en-v15', CHRONOQL_MODELS_DIR: '/models', CHRONOQL_EMBED_THREADS: '2' }), { kind: 'bge-small-en-v15', modelsDir: '/models', threads: 2 });
+  const wink = embedderConfig({ CHRONOQL_DATA_DIR: '/data/chronoql', CHRONOQL_EMBEDDER: 'wink-sif' });
   assert.deepEqual(wink, {
     kind: 'wink-sif',
     dataDir: '/data/chronoql',
@@ -371,8 +374,8 @@ test('embedder configuration from the environment', () => {
     stateFile: '/data/chronoql/embeddings/wink-sif-state.json',
     a: undefined,
   });
-  assert.equal((embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'wink-sif', CHRONOQL_SIF_STATE: 'none' }) as { stateFile: unknown }).stateFile, null);
-  const openai = embedderConfigFromEnv({
+  assert.equal((embedderConfig({ CHRONOQL_EMBEDDER: 'wink-sif', CHRONOQL_SIF_STATE: 'none' }) as { stateFile: unknown }).stateFile, null);
+  const openai = embedderConfig({
     CHRONOQL_EMBEDDER: 'openai',
     CHRONOQL_OPENAI_BASE_URL: 'http://127.0.0.1:11434',
     CHRONOQL_OPENAI_MODEL: 'nomic-embed-text',
@@ -389,10 +392,10 @@ test('embedder configuration from the environment', () => {
     maxRetries: undefined,
     timeoutMs: undefined,
   });
-  assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'openai' }), /CHRONOQL_OPENAI_BASE_URL/);
-  assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'onnx' }), /CHRONOQL_ONNX_MODEL_DIR/);
-  assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'word2vec' }), /must be one of e5-small-v2, all-minilm-l6-v2, bge-small-en-v15, wink-sif, openai, onnx/);
-  assert.throws(() => embedderConfigFromEnv({ CHRONOQL_EMBEDDER: 'openai', CHRONOQL_OPENAI_BASE_URL: 'http://x', CHRONOQL_OPENAI_MODEL: 'm', CHRONOQL_OPENAI_BATCH_SIZE: '0' }), /BATCH_SIZE/);
+  assert.throws(() => embedderConfig({ CHRONOQL_EMBEDDER: 'openai' }), /CHRONOQL_OPENAI_BASE_URL/);
+  assert.throws(() => embedderConfig({ CHRONOQL_EMBEDDER: 'onnx' }), /CHRONOQL_ONNX_MODEL_DIR/);
+  assert.throws(() => embedderConfig({ CHRONOQL_EMBEDDER: 'word2vec' }), /must be one of e5-small-v2, all-minilm-l6-v2, bge-small-en-v15, wink-sif, openai, onnx/);
+  assert.throws(() => embedderConfig({ CHRONOQL_EMBEDDER: 'openai', CHRONOQL_OPENAI_BASE_URL: 'http://x', CHRONOQL_OPENAI_MODEL: 'm', CHRONOQL_OPENAI_BATCH_SIZE: '0' }), /BATCH_SIZE/);
   assert.equal(embeddingsUrl('http://127.0.0.1:8080'), 'http://127.0.0.1:8080/v1/embeddings');
   assert.equal(embeddingsUrl('https://api.openai.com/v1/'), 'https://api.openai.com/v1/embeddings');
   assert.equal(embeddingsUrl('http://host/proxy'), 'http://host/proxy/v1/embeddings');

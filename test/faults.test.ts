@@ -85,7 +85,7 @@ describe('Neo4j faults', () => {
   it('runs the managed Neo4j with auth when a password is set, on loopback only', { timeout: 180_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'chronoql-auth-'));
     const password = 'a long test password';
-    const neo4jServer = await startManagedNeo4j({ dataDir, password, heapMb: 512 });
+    const neo4jServer = await startManagedNeo4j({ dataDir, password, heapMb: 512, javaHome: process.env.JAVA_HOME, environment: process.env });
     try {
       assert.match(neo4jServer.uri, /^bolt:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(neo4jServer.password, password);

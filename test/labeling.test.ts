@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chatVerifier, embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../src/ingest/growoverLabeler.js';
+import { loadConfig } from '../src/app/config.js';
+import { chatVerifier, embedTextsWith, GrowOverLabeler } from '../src/ingest/growoverLabeler.js';
 import { evaluateFactPairs, evaluateLabeler, readFactPairs, readSentenceCases } from '../eval/labelingEvaluation.js';
 import { relationTrainingPairs } from '../eval/relationTraining.js';
 import type { SentenceLabeling } from '../src/ingest/sentenceLabeler.js';
@@ -18,7 +19,7 @@ describe('GrowOVER sentence labeling', () => {
   let embedder: Embedder;
   let labeler: GrowOverLabeler;
   before(async () => {
-    embedder = await createEmbedder(labelEncoderConfig({ ...process.env, CHRONOQL_DATA_DIR: testDataDir }));
+    embedder = await createEmbedder(loadConfig({ ...process.env, CHRONOQL_DATA_DIR: testDataDir }).labelEncoder!);
     labeler = new GrowOverLabeler({ embed: embedTextsWith(embedder) });
   });
   after(async () => {

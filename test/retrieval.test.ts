@@ -196,7 +196,7 @@ describe('retrieval', () => {
 
   it('loads a whole save when processes sharing a data directory save their indexes at once', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'chronoql-saves-'));
-    const open = () => RetrievalService.open({ db: runtime.services.db, dataDir, connection: runtime.neo4j });
+    const open = () => RetrievalService.open({ db: runtime.services.db, dataDir, connection: runtime.neo4j, embedderConfig: runtime.config.embedder });
     const indexed = runtime.services.retrieval.status().indexedRows;
     try {
       for (let round = 0; round < 5; round += 1) {
@@ -234,7 +234,7 @@ describe('retrieval', () => {
       if (damage === 'deleted') await rm(join(testDataDir, 'indexes'), { recursive: true, force: true });
       const warnings: string[] = [];
       const log = { warn: (message: string) => warnings.push(message), info: () => {}, error: () => {}, debug: () => {} } as unknown as Logger;
-      const reopened = await RetrievalService.open({ db: runtime.services.db, dataDir: testDataDir, connection: runtime.neo4j, log });
+      const reopened = await RetrievalService.open({ db: runtime.services.db, dataDir: testDataDir, connection: runtime.neo4j, embedderConfig: runtime.config.embedder, log });
       try {
         const report = await reopened.refresh();
         assert.ok(report.added > 0, damage);

@@ -6,30 +6,32 @@ import { migrate } from '../graph/migrator.js';
 import { ReadRepository } from '../graph/readRepository.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { ChangeFeed } from '../ingest/changeFeed.js';
-import { chatVerifier, embedTextsWith, GrowOverLabeler, labelEncoderConfig } from '../ingest/growoverLabeler.js';
+import { chatVerifier, embedTextsWith, GrowOverLabeler } from '../ingest/growoverLabeler.js';
 import { createEmbedder, type Embedder, type EmbedderConfig } from '../embedding/index.js';
+import { chooseAddonDevice } from '../native/index.js';
+import { GeneratorRegistry } from '../qa/generators/index.js';
 import { IngestService } from '../ingest/ingestService.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabeler.js';
-import { AskService } from '../qa/askService.js';
+import { AskService, type AskServiceOptions } from '../qa/askService.js';
 import { SpanReader } from '../qa/reader/spanReader.js';
 import { modelsDir } from '../platform/paths.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
-import type { RequestContext, Services } from '../api/context.js';
-import { verifierFromEnv } from '../platform/openaiChat.js';
-import type { Principal } from '../api/auth.js';
+import type { ApiHost, Services } from '../api/context.js';
 import type { Config } from './config.js';
 import type { Logger } from '../platform/logger.js';
 
 /** A connected ChronoQL: Neo4j reachable and migrated, services built. */
-export interface Runtime {
+export interface Runtime extends ApiHost {
   services: Services;
+  /** What it was built from. */
+  config: Config;
   /** Whether this process started the managed Neo4j (and will stop it). */
   startedNeo4j: boolean;
   /** How this process reaches Neo4j (another driver, such as the embedding worker's, uses the same). */
   neo4j: Neo4jConnectionSettings;
-  /** A context for one operation; subscriptions pass `cache: false` (see Loaders). */
-  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null }): RequestContext;
+  /** Another answering service over the same store and models, with some options changed (an evaluation without facts). */
+  askService(changes: Partial<AskServiceOptions>): AskService;
   close(): Promise<void>;
 }
 
@@ -43,17 +45,20 @@ export interface RuntimeOptions {
 }
 
 /**
- * Connects to the configured Neo4j, or starts the managed one, and applies migrations.
- * Everything started here is stopped by close().
+ * The composition root: connects to the configured Neo4j, or starts the managed one, applies
+ * migrations, and builds every service (repositories, encoders, retrievers, answering, labeling,
+ * ingest, change feed) from the configuration. Everything started here is stopped by close().
  */
 export async function openRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
   const connection = config.neo4j
     ? { ...config.neo4j, startedHere: false, stop: async () => {} }
     : await startManagedNeo4j({
         dataDir: config.dataDir,
-        boltPort: config.managedBoltPort,
-        heapMb: config.managedHeapMb,
-        password: config.managedPassword,
+        boltPort: config.managedNeo4j.boltPort,
+        heapMb: config.managedNeo4j.heapMb,
+        password: config.managedNeo4j.password,
+        javaHome: config.managedNeo4j.javaHome,
+        environment: config.managedNeo4j.environment,
         log: (message) => log.info(message),
       });
   const settings: Neo4jConnectionSettings = { uri: connection.uri, user: connection.user, password: connection.password, database: config.neo4j?.database };
@@ -63,9 +68,11 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log, options.onNeo4jWait);
     const outcome = await migrate(db);
     if (outcome.applied.length > 0) log.info({ migrations: outcome.applied }, 'applied migrations');
+    chooseAddonDevice(config.device);
     retrieval = await RetrievalService.open({
       db,
       dataDir: config.dataDir,
+      embedderConfig: config.embedder,
       connection: settings,
       log,
       replaceStoreEmbedder: options.replaceStoreEmbedder,
@@ -78,6 +85,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const reads = new ReadRepository(db);
   const snapshots = new SnapshotRepository(db);
   const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'), undefined, config.subscriberBuffer);
+  let askOptions: AskServiceOptions;
   let answering: AskService;
   let labeler: SentenceLabeler;
   let labelEncoder: Embedder | undefined;
@@ -85,14 +93,14 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   try {
     // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
     reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: config.readerCacheBytes, log: (message) => log.info(message) });
-    answering = new AskService({ reads, answering: new AnsweringRepository(db), snapshots, retrieval, reader });
-    const verifier = verifierFromEnv();
+    askOptions = { reads, answering: new AnsweringRepository(db), snapshots, retrieval, reader, generators: new GeneratorRegistry(reader, config.generator) };
+    answering = new AskService(askOptions);
     // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.
-    if (process.env.CHRONOQL_LABEL_ENCODER?.trim() === 'none') {
+    if (config.labelEncoder === null) {
       labeler = new ExactMatchLabeler();
     } else {
-      labelEncoder = await createEmbedder({ ...labelEncoderConfig(process.env, { dataDir: config.dataDir }), log: (message: string) => log.info(message) } as EmbedderConfig);
-      labeler = new GrowOverLabeler({ embed: embedTextsWith(labelEncoder), verifier: verifier ? chatVerifier(verifier) : undefined });
+      labelEncoder = await createEmbedder({ ...config.labelEncoder, log: (message: string) => log.info(message) } as EmbedderConfig);
+      labeler = new GrowOverLabeler({ embed: embedTextsWith(labelEncoder), verifier: config.verifier ? chatVerifier(config.verifier) : undefined });
     }
     if (options.changeFeed) await changeFeed.start();
   } catch (error) {
@@ -106,6 +114,8 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const services: Services = { db, reads, changeFeed, retrieval, reader, answering, ingest: new IngestService(db, () => changeFeed.poke(), labeler) };
   return {
     services,
+    config,
+    askService: (changes) => new AskService({ ...askOptions, ...changes }),
     startedNeo4j: connection.startedHere,
     neo4j: settings,
     requestContext: (options = {}) => ({

@@ -117,7 +117,6 @@ export class OnnxEmbedder implements Embedder {
 
 /** Loads the tokenizer and the model; the dimension is read from the model's output shape, or from one probe text. */
 export async function createOnnxEmbedder(config: Omit<OnnxEmbedderConfig, 'kind'>): Promise<OnnxEmbedder> {
-  process.env.ORT_DISABLE_TELEMETRY ??= '1';
   const { modelPath, tokenizerPath } = config;
   if (!existsSync(modelPath)) throw new EmbedderConfigError(`the onnx embedder found no model at ${modelPath}`);
   if (!existsSync(tokenizerPath)) throw new EmbedderConfigError(`the onnx embedder found no tokenizer at ${tokenizerPath}`);

@@ -12,7 +12,7 @@
  *    the classifier, trained on clean single edits, misses many real multi-part revisions.
  * Only group members are embedded and classified, so an unchanged article costs no model call.
  */
-import { embedderConfigFromEnv, type Embedder, type EmbedderConfig } from '../embedding/index.js';
+import type { Embedder } from '../embedding/index.js';
 import { rowDot } from '../embedding/vectors.js';
 import { ChatClient, type ChatEndpointConfig } from '../platform/openaiChat.js';
 import { RelationClassifier, relationFeatures, type Relation } from './sentenceRelations.js';
@@ -68,14 +68,6 @@ export interface GrowOverThresholds {
 }
 
 export const DEFAULT_THRESHOLDS: GrowOverThresholds = { anchor: 0.99, contradiction: 0.3, contradictionProbability: 0.02, newSentence: 0.7, inPlace: 0.4 };
-
-/**
- * The labeler's own sentence encoder (CHRONOQL_LABEL_ENCODER, default all-MiniLM-L6-v2): twice
- * as fast as the retrieval encoder here, and the one the thresholds and relation model were tuned with.
- */
-export function labelEncoderConfig(env: NodeJS.ProcessEnv = process.env, options: { dataDir?: string } = {}): EmbedderConfig {
-  return embedderConfigFromEnv({ ...env, CHRONOQL_EMBEDDER: env.CHRONOQL_LABEL_ENCODER?.trim() || 'all-minilm-l6-v2' }, options);
-}
 
 const MAX_RUN = 3;
 

@@ -29,7 +29,7 @@ import {
   OPEN_END,
 } from './args.js';
 import { parseClassifierModel, toFeatureMatrix, type ParsedClassifier } from './classifier-model.js';
-import { loadAddon, type NativeClassifierHandle, type NativeSearchResults, type NativeVectorIndexHandle } from './loader.js';
+import { chooseAddonDevice, loadAddon, type NativeClassifierHandle, type NativeSearchResults, type NativeVectorIndexHandle } from './loader.js';
 import type {
   AddBatchInput,
   BackendInfo,
@@ -47,7 +47,7 @@ import type {
 } from './types.js';
 
 export type * from './types.js';
-export { MAX_ID, MAX_K, OPEN_END };
+export { chooseAddonDevice, MAX_ID, MAX_K, OPEN_END };
 
 /** Hears how long each asynchronous addon call took (for /metrics). */
 export type NativeCallObserver = (operation: string, seconds: number) => void;

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { BackendInfo } from './types.js';
+import type { BackendInfo, DeviceChoice } from './types.js';
 
 export interface NativeSearchResults {
   k: number;
@@ -111,15 +111,21 @@ export function addonPaths(root = packageRoot()): { cpu: string; cuda: string } 
 }
 
 let loaded: LoadedAddon | undefined;
+let requested: DeviceChoice = 'auto';
+
+/**
+ * Which build the process loads (the configured CHRONOQL_DEVICE): called by the composition
+ * root before anything searches. The choice is fixed once the addon is loaded.
+ */
+export function chooseAddonDevice(device: DeviceChoice): void {
+  if (loaded !== undefined && device !== requested) throw new Error(`chronoql_native is already loaded for device '${requested}'; it cannot switch to '${device}'`);
+  requested = device;
+}
 
 export function loadAddon(): LoadedAddon {
   if (loaded !== undefined) return loaded;
   const require = createRequire(import.meta.url);
   const paths = addonPaths();
-  const requested = process.env.CHRONOQL_DEVICE?.trim().toLowerCase() || 'auto';
-  if (requested !== 'auto' && requested !== 'cpu' && requested !== 'cuda') {
-    throw new Error(`CHRONOQL_DEVICE must be 'cpu', 'cuda' or 'auto' (got '${process.env.CHRONOQL_DEVICE}')`);
-  }
   const hasCpu = existsSync(paths.cpu);
   const hasCuda = existsSync(paths.cuda);
   const notBuilt = 'chronoql_native is not built: run `npm run build:native` (needs a C++17 compiler; nvcc for the CUDA build)';

@@ -66,19 +66,3 @@ export class ChatClient {
     return { content: choice.message.content, logprobs };
   }
 }
-
-/** The chat endpoint configured by `{prefix}_BASE_URL`, `_MODEL` and `_API_KEY`, or null when no base URL is set. */
-function chatEndpoint(env: NodeJS.ProcessEnv, prefix: string): ChatEndpointConfig | null {
-  const baseUrl = env[`${prefix}_BASE_URL`]?.trim();
-  if (!baseUrl) return null;
-  return { baseUrl, model: env[`${prefix}_MODEL`]?.trim() ?? '', apiKey: env[`${prefix}_API_KEY`]?.trim() || undefined };
-}
-
-/** The `openai` generator's endpoint: CHRONOQL_GENERATOR_BASE_URL, _MODEL, _API_KEY. */
-export const generatorEndpointFromEnv = (env: NodeJS.ProcessEnv = process.env): ChatEndpointConfig | null => chatEndpoint(env, 'CHRONOQL_GENERATOR');
-
-/**
- * The sentence-change verifier's endpoint: CHRONOQL_VERIFIER_BASE_URL, _MODEL, _API_KEY. A
- * setting of its own, so that configuring a generator never makes ingest labels depend on a model.
- */
-export const verifierFromEnv = (env: NodeJS.ProcessEnv = process.env): ChatEndpointConfig | null => chatEndpoint(env, 'CHRONOQL_VERIFIER');

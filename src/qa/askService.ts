@@ -32,7 +32,7 @@ export interface AskServiceOptions {
   retrieval: RetrievalService;
   /** The extractive reader; its encoder also embeds questions for linking them to facts. */
   reader: SpanReader;
-  generators?: GeneratorRegistry;
+  generators: GeneratorRegistry;
   /** Null runs without a gate (to collect training features); every candidate then has certainty null. */
   gate?: CertaintyGate | null;
   /** The generator's knowledge cutoff; default the earliest snapshot's date. */
@@ -56,7 +56,7 @@ export class AskService {
   constructor(private readonly options: AskServiceOptions) {
     // Until `chronoql train-gate` has written a model, answers are chosen without one and never adopted.
     this.gate = options.gate !== undefined ? options.gate : existsSync(DEFAULT_GATE_PATH()) ? CertaintyGate.load() : null;
-    this.planner = new QuestionPlanner({ ...options, generators: options.generators ?? new GeneratorRegistry(options.reader) });
+    this.planner = new QuestionPlanner(options);
   }
 
   get lambda(): number | null {

@@ -3,7 +3,7 @@ import type { Database } from '../graph/database.js';
 import { RetrievalRepository, type UnitRecord } from '../graph/retrievalRepository.js';
 import type { Logger } from '../platform/logger.js';
 import { BackgroundEmbedding, type EmbeddingStatus, type Neo4jConnectionSettings } from './backgroundEmbedding.js';
-import { createEmbedder, embedderConfigFromEnv, type Embedder, type EmbedderConfig } from '../embedding/index.js';
+import { createEmbedder, type Embedder, type EmbedderConfig } from '../embedding/index.js';
 import { NativeDenseRetriever, type ReRetrievalRequest } from './denseRetriever.js';
 import { claimStoreEmbedder, EmbedderMismatchError } from './embeddingJob.js';
 import { DEFAULT_FUSION, HybridRetriever, type FusionSettings } from './fusion.js';
@@ -34,8 +34,8 @@ export interface RetrievalServiceOptions {
   dataDir: string;
   /** How the background embedding worker reaches Neo4j (its own driver). */
   connection: Neo4jConnectionSettings;
-  /** Default: from the environment (CHRONOQL_EMBEDDER and its settings). */
-  embedderConfig?: EmbedderConfig;
+  /** The store's embedder (CHRONOQL_EMBEDDER and its settings). */
+  embedderConfig: EmbedderConfig;
   fusion?: FusionSettings;
   log?: Logger;
   /** Make the configured embedder the store's one even when the store has another (`chronoql reembed`). */
@@ -86,7 +86,7 @@ export class RetrievalService {
    * the store's: the first process to open a store chooses its embedder for every later one.
    */
   static async open(options: RetrievalServiceOptions): Promise<RetrievalService> {
-    const config = options.embedderConfig ?? embedderConfigFromEnv(process.env, { dataDir: options.dataDir });
+    const config = options.embedderConfig;
     const log = options.log;
     const embedder = await createEmbedder({ ...config, log: (message: string) => log?.info(message) } as EmbedderConfig);
     const repository = new RetrievalRepository(options.db);

@@ -1,6 +1,6 @@
 import type { SpanReader } from '../reader/spanReader.js';
 import { ExtractiveGenerator } from './extractive.js';
-import { generatorEndpointFromEnv } from '../../platform/openaiChat.js';
+import type { ChatEndpointConfig } from '../../platform/openaiChat.js';
 import { OpenAIGenerator } from './openai.js';
 import { GeneratorConfigError, type Generator } from './types.js';
 
@@ -16,9 +16,8 @@ export const DEFAULT_GENERATOR = 'extractive';
 export class GeneratorRegistry {
   private readonly generators = new Map<string, Generator>();
 
-  constructor(reader: SpanReader, env: NodeJS.ProcessEnv = process.env) {
+  constructor(reader: SpanReader, chat: ChatEndpointConfig | null) {
     this.generators.set('extractive', new ExtractiveGenerator(reader));
-    const chat = generatorEndpointFromEnv(env);
     if (chat) this.generators.set('openai', new OpenAIGenerator(chat));
   }
 
