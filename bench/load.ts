@@ -153,7 +153,7 @@ async function serverRssBytes(url: string): Promise<number> {
 }
 
 function startServerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(projectRoot(), 'dist', 'src', 'cli.js'), 'serve'], {
+  const child = spawn(process.execPath, [join(projectRoot(), 'bin', 'chronoql.js'), 'serve'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

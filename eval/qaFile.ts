@@ -5,7 +5,7 @@ import { readJsonLines } from '../src/ingest/jsonLines.js';
 import { SearchMode, SearchUnit, type SearchHit } from '../src/retrieval/retriever.js';
 import { type RetrievalService } from '../src/retrieval/retrievalService.js';
 
-/** A question with gold answers (DESIGN.md, "Input formats": the QA file). */
+/** A question with gold answers (README.md, "QA files"). */
 export interface QaItem {
   question: string;
   answers: string[];

@@ -1,6 +1,8 @@
-// Runs the whole test suite against a real Neo4j: starts the managed one in .chronoql-test
-// (or uses CHRONOQL_TEST_NEO4J_URI), runs every test/*.test.ts (or the files named) one file at a
-// time (they share the database and each test resets it), then stops what it started.
+// Runs the test suite in two tiers: test/unit needs no database; test/integration talks to a real
+// Neo4j. With --unit only the unit tier runs, and no Neo4j is started. Otherwise both run: the
+// managed Neo4j in .chronoql-test is started (or CHRONOQL_TEST_NEO4J_URI is used), every test file
+// (or the files named) runs one at a time (they share the database and each test resets it), and
+// what was started is stopped.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -8,30 +10,34 @@ import { fileURLToPath } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 // `npm test -- test/ask.test.ts` runs only the files named; other arguments go to node --test.
+const unitOnly = process.argv.includes('--unit');
 const named = process.argv.slice(2).filter((arg) => arg.endsWith('.test.ts'));
-const passed = process.argv.slice(2).filter((arg) => !arg.endsWith('.test.ts'));
-const files =
-  named.length > 0
-    ? named
-    : readdirSync(join(root, 'test'))
-        .filter((file) => file.endsWith('.test.ts'))
-        .sort()
-        .map((file) => join('test', file));
+const passed = process.argv.slice(2).filter((arg) => !arg.endsWith('.test.ts') && arg !== '--unit');
+const tier = (name) =>
+  readdirSync(join(root, 'test', name))
+    .filter((file) => file.endsWith('.test.ts'))
+    .sort()
+    .map((file) => join('test', name, file));
+const files = named.length > 0 ? named : unitOnly ? tier('unit') : [...tier('unit'), ...tier('integration')];
 if (files.length === 0) {
   process.stderr.write('run-tests: no test files found under test/\n');
   process.exit(1);
 }
+const needsNeo4j = files.some((file) => !file.split(/[\\/]/).includes('unit'));
 
 const external = process.env.CHRONOQL_TEST_NEO4J_URI;
 let neo4j;
-if (external) {
+if (!needsNeo4j) {
+  neo4j = { uri: '', user: '', password: '', stop: async () => {} };
+} else if (external) {
   neo4j = { uri: external, user: process.env.CHRONOQL_TEST_NEO4J_USER ?? 'neo4j', password: process.env.CHRONOQL_TEST_NEO4J_PASSWORD ?? '', stop: async () => {} };
 } else {
   const { startManagedNeo4j } = await import(join(root, 'dist', 'src', 'neo4jProcess', 'managedNeo4j.js'));
   neo4j = await startManagedNeo4j({ dataDir: join(root, '.chronoql-test'), heapMb: 1024, javaHome: process.env.JAVA_HOME, environment: process.env, log: (message) => process.stderr.write(`run-tests: ${message}\n`) });
 }
 
-const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...passed, ...files];
+// Unit files share no database, so two run at once; integration files share one Neo4j and run one at a time.
+const args = ['--import', 'tsx', '--test', `--test-concurrency=${needsNeo4j ? 1 : 2}`, '--test-reporter=spec', ...passed, ...files];
 const child = spawn(process.execPath, args, {
   cwd: root,
   stdio: 'inherit',

@@ -13,7 +13,8 @@ import { MAX_PASSAGE_WORDS, MAX_SPAN_WORDS } from '../../src/qa/reader/spanReade
 import { WordEncoder } from '../../src/qa/reader/wordEncoder.js';
 import { QUESTION_FEATURES, questionFeatures, readerPassage, WORD_FEATURES, wordFeatures, type ReaderPassage } from '../../src/qa/reader/wordFeatures.js';
 import { createOnnxEmbedder } from '../../src/embedding/onnx.js';
-import { ensurePretrainedModel, PRETRAINED_MODELS, type PretrainedModelName } from '../../src/embedding/pretrained.js';
+import { ensurePretrainedModel, PRETRAINED_MODELS } from '../../src/embedding/pretrained.js';
+import type { PretrainedModelName } from '../../src/embedding/types.js';
 import type { QaItem } from '../qaFile.js';
 import { normalizeAnswer } from '../../src/text/normalize.js';
 

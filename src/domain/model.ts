@@ -1,4 +1,4 @@
-/** The temporal data model as repositories hand it out (DESIGN.md, "Data model"). */
+/** The temporal data model as repositories hand it out (ARCHITECTURE.md, "The time model"; README.md, "How it works"). */
 
 export enum SentenceLabel {
   UNCHANGED = 'UNCHANGED',

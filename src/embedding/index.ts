@@ -23,7 +23,7 @@ export { WinkSifEmbedder, createWinkSifEmbedder, sifTokens, WINK_SIF_BASE_ID, ty
 export { ensureWordVectorCache, loadWordVectors, locateWinkSource, cacheProblem, type WordVectors, type WordVectorMeta } from './wordVectorCache.js';
 export { OpenAIEmbedder, createOpenAIEmbedder, embeddingsUrl } from './openai.js';
 export { OnnxEmbedder, createOnnxEmbedder, onnxModelFiles } from './onnx.js';
-export { ensurePretrainedModel, isPretrainedModel, pretrainedFiles, PRETRAINED_MODELS, type PretrainedModelName } from './pretrained.js';
+export { ensurePretrainedModel, isPretrainedModel, pretrainedFiles, PRETRAINED_MODELS } from './pretrained.js';
 
 /**
  * Creates the configured embedder, ready to use: a pretrained encoder is fetched on first use

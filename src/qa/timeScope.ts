@@ -74,7 +74,7 @@ function periods(question: string, asOf: Date): Period[] {
     found.push({ ...period, start, end, present });
   }
   // Years, decades ("the 1990s") and seasons ("2023–24"), with a part of the year ("late 2024") and a following "… year".
-  const YEARS = /\b(?:(early|mid|late)[\s-]+)?(1[0-9]{3}|20[0-9]{2})(?:(s)\b|[–\/-](\d{2}|\d{4})\b)?(?:\s+(?:\w+\s+)?(?:year|season))?(?![\w-])/gi;
+  const YEARS = /\b(?:(early|mid|late)[\s-]+)?(1[0-9]{3}|20[0-9]{2})(?:(s)\b|[–/-](\d{2}|\d{4})\b)?(?:\s+(?:\w+\s+)?(?:year|season))?(?![\w-])/gi;
   for (const match of question.matchAll(YEARS)) {
     const start = match.index!;
     const end = start + match[0].length;

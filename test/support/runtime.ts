@@ -2,15 +2,15 @@ import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { graphql, type ExecutionResult } from 'graphql';
-import { deleteAllKnowledge } from '../src/graph/maintenance.js';
-import { projectRoot } from '../src/platform/paths.js';
-import { chronoqlSchema } from '../src/api/schema.js';
-import { Role, type Principal } from '../src/api/auth.js';
-import { loadConfig } from '../src/app/config.js';
-import { createLogger } from '../src/platform/logger.js';
-import { openRuntime, type Runtime } from '../src/app/runtime.js';
-import { readSnapshotFile, type ArticleInput } from '../src/ingest/snapshotReader.js';
-import { demoSnapshots } from '../src/ingest/demoCorpus.js';
+import { deleteAllKnowledge } from '../../src/graph/maintenance.js';
+import { projectRoot } from '../../src/platform/paths.js';
+import { chronoqlSchema } from '../../src/api/schema.js';
+import { Role, type Principal } from '../../src/api/auth.js';
+import { loadConfig } from '../../src/app/config.js';
+import { createLogger } from '../../src/platform/logger.js';
+import { openRuntime, type Runtime } from '../../src/app/runtime.js';
+import { readSnapshotFile, type ArticleInput } from '../../src/ingest/snapshotReader.js';
+import { demoSnapshots } from '../../src/ingest/demoCorpus.js';
 
 /**
  * A runtime on the test Neo4j (started by scripts/run-tests.mjs, or a managed one in
@@ -56,11 +56,11 @@ export async function ingestDemo(runtime: Runtime): Promise<void> {
 }
 
 /**
- * Runs `chronoql ARGS` from the sources as a separate process, as a user would in another
+ * Runs `chronoql ARGS` (the build `npm test` just compiled) as a separate process, as a user would in another
  * terminal; `finished` resolves with its exit code (null when killed) and output.
  */
 export function runChronoql(args: string[], env: Record<string, string>): { child: ChildProcess; finished: Promise<{ code: number | null; output: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot(), 'src', 'cli.ts'), ...args], {
+  const child = spawn(process.execPath, [join(projectRoot(), 'bin', 'chronoql.js'), ...args], {
     cwd: projectRoot(),
     env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { burstArticles, runSubscriberBurst, runTraffic } from '../bench/load.js';
-import { startServer, type RunningServer } from '../src/api/server.js';
-import { createApiKey, Role } from '../src/api/auth.js';
-import { loadConfig } from '../src/app/config.js';
-import { createLogger } from '../src/platform/logger.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { ingestDemo, openTestRuntime } from './support.js';
+import { burstArticles, runSubscriberBurst, runTraffic } from '../../bench/load.js';
+import { startServer, type RunningServer } from '../../src/api/server.js';
+import { createApiKey, Role } from '../../src/api/auth.js';
+import { loadConfig } from '../../src/app/config.js';
+import { createLogger } from '../../src/platform/logger.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { ingestDemo, openTestRuntime } from '../support/runtime.js';
 
 /** A short run of `chronoql bench load` (which runs minutes, with a separate server process): no errors, no lost events. */
 describe('load, short', () => {

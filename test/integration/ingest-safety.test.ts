@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { LeaseRepository } from '../src/graph/leaseRepository.js';
-import { countNodes } from '../src/graph/maintenance.js';
-import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../src/ingest/errors.js';
-import { checkArticles } from '../src/ingest/snapshotReader.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from './support.js';
+import { LeaseRepository } from '../../src/graph/leaseRepository.js';
+import { countNodes } from '../../src/graph/maintenance.js';
+import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
+import { checkArticles } from '../../src/ingest/snapshotReader.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
 
 /** Each of these once left a snapshot INGESTING for good, or let two ingests interleave (issue 11). */
 describe('ingest safety', () => {

@@ -3,14 +3,14 @@ import type { EventEmitter } from 'node:events';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { SubscriberTooSlowError } from '../src/ingest/changeFeed.js';
-import type { ChangeEventRecord } from '../src/domain/model.js';
-import { SLOW_SUBSCRIBER_CLOSE_CODE, startServer, type RunningServer } from '../src/api/server.js';
-import { createApiKey, Role } from '../src/api/auth.js';
-import { loadConfig } from '../src/app/config.js';
-import { createLogger } from '../src/platform/logger.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { article, day, openTestRuntime, resetKnowledge } from './support.js';
+import { SubscriberTooSlowError } from '../../src/ingest/changeFeed.js';
+import type { ChangeEventRecord } from '../../src/domain/model.js';
+import { SLOW_SUBSCRIBER_CLOSE_CODE, startServer, type RunningServer } from '../../src/api/server.js';
+import { createApiKey, Role } from '../../src/api/auth.js';
+import { loadConfig } from '../../src/app/config.js';
+import { createLogger } from '../../src/platform/logger.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { article, day, openTestRuntime, resetKnowledge } from '../support/runtime.js';
 
 const BUFFER = 1_000;
 

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { Database } from '../src/graph/database.js';
-import { IngestService } from '../src/ingest/ingestService.js';
-import { loadConfig } from '../src/app/config.js';
-import { startServer, type RunningServer } from '../src/api/server.js';
-import { createApiKey, Role } from '../src/api/auth.js';
-import { createLogger } from '../src/platform/logger.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { article, day, openTestRuntime, postGraphql, resetKnowledge } from './support.js';
+import { Database } from '../../src/graph/database.js';
+import { IngestService } from '../../src/ingest/ingestService.js';
+import { loadConfig } from '../../src/app/config.js';
+import { startServer, type RunningServer } from '../../src/api/server.js';
+import { createApiKey, Role } from '../../src/api/auth.js';
+import { createLogger } from '../../src/platform/logger.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { article, day, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
 
 type Event = { seq: number; kind: string; articleId: string; fact: { value: string } | null };
 

@@ -3,14 +3,14 @@ import { writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { assignOrderKeys } from '../src/ingest/articlePlan.js';
-import { InvalidSnapshotError } from '../src/ingest/errors.js';
-import { diffFacts } from '../src/ingest/factDiff.js';
-import { classifyValueEdit } from '../src/ingest/valueEdits.js';
-import { ExactMatchLabeler } from '../src/ingest/sentenceLabeler.js';
-import type { PreviousSentence } from '../src/domain/plan.js';
-import { splitSentences } from '../src/ingest/sentenceSplitter.js';
-import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
+import { assignOrderKeys } from '../../src/ingest/articlePlan.js';
+import { InvalidSnapshotError } from '../../src/ingest/errors.js';
+import { diffFacts } from '../../src/ingest/factDiff.js';
+import { classifyValueEdit } from '../../src/ingest/valueEdits.js';
+import { ExactMatchLabeler } from '../../src/ingest/sentenceLabeler.js';
+import type { PreviousSentence } from '../../src/domain/plan.js';
+import { splitSentences } from '../../src/ingest/sentenceSplitter.js';
+import { readSnapshotFile } from '../../src/ingest/snapshotReader.js';
 
 describe('sentence splitting', () => {
   it('keeps abbreviations inside sentences and marks paragraph starts', () => {

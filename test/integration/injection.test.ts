@@ -13,13 +13,13 @@ import {
   type GraphQLInputType,
   type GraphQLOutputType,
 } from 'graphql';
-import { chronoqlSchema } from '../src/api/schema.js';
-import { startServer, type RunningServer } from '../src/api/server.js';
-import { createApiKey, Role } from '../src/api/auth.js';
-import { loadConfig } from '../src/app/config.js';
-import { createLogger } from '../src/platform/logger.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { ingestDemo, openTestRuntime, postGraphql } from './support.js';
+import { chronoqlSchema } from '../../src/api/schema.js';
+import { startServer, type RunningServer } from '../../src/api/server.js';
+import { createApiKey, Role } from '../../src/api/auth.js';
+import { loadConfig } from '../../src/app/config.js';
+import { createLogger } from '../../src/platform/logger.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { ingestDemo, openTestRuntime, postGraphql } from '../support/runtime.js';
 
 /** What the world sends: Cypher and Lucene syntax, quotes, control and Unicode tricks, a near-megabyte. */
 const HOSTILE = [

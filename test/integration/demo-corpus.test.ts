@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { demoSnapshots } from '../src/ingest/demoCorpus.js';
-import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { execute, ingestDemo, openTestRuntime } from './support.js';
+import { demoSnapshots } from '../../src/ingest/demoCorpus.js';
+import { readSnapshotFile } from '../../src/ingest/snapshotReader.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { execute, ingestDemo, openTestRuntime } from '../support/runtime.js';
 
 let runtime: Runtime;
 before(async () => {

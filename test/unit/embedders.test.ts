@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { loadConfig } from '../src/app/config.js';
+import { loadConfig } from '../../src/app/config.js';
 import {
   cacheProblem,
   createEmbedder,
@@ -32,8 +32,8 @@ import {
   onnxModelFiles,
   pretrainedFiles,
   rowDot,
-} from '../src/embedding/index.js';
-import { projectRoot } from '../src/platform/paths.js';
+} from '../../src/embedding/index.js';
+import { projectRoot } from '../../src/platform/paths.js';
 
 const root = projectRoot();
 const SHARED_CACHE = join(root, '.chronoql-test', 'embeddings', 'wink-sg-100d');
@@ -180,7 +180,7 @@ describe('word-vector cache', () => {
     const parent = join(scratch, 'killed');
     mkdirSync(parent);
     const target = join(parent, 'wink');
-    const module = pathToFileURL(join(root, 'src', 'retrieval', 'embedders', 'wordVectorCache.ts')).href;
+    const module = pathToFileURL(join(root, 'src', 'embedding', 'wordVectorCache.ts')).href;
     const code = `import { ensureWordVectorCache } from ${JSON.stringify(module)};
       await ensureWordVectorCache(${JSON.stringify(target)}, { log: (m) => process.stderr.write(m + '\\n') });`;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -333,7 +333,7 @@ describe('wink-sif embedder', () => {
     assert.deepEqual(afterRestart, before, 'bit-identical');
 
     // A real restart: another process loads the cache and the state from disk.
-    const module = pathToFileURL(join(root, 'src', 'retrieval', 'embedders', 'index.ts')).href;
+    const module = pathToFileURL(join(root, 'src', 'embedding', 'index.ts')).href;
     const code = `import { createEmbedder } from ${JSON.stringify(module)};
       import { createHash } from 'node:crypto';
       const embedder = await createEmbedder({ kind: 'wink-sif', cacheDir: ${JSON.stringify(SHARED_CACHE)}, stateFile: ${JSON.stringify(stateFile)} });

@@ -6,14 +6,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { indexEnd, indexInterval, indexStart, isValidAt, type ValidInterval } from '../src/domain/time.js';
-import { luceneQuery } from '../src/graph/retrievalRepository.js';
-import { queryTerms, SearchMode, SearchUnit } from '../src/retrieval/retriever.js';
-import { loadConfig } from '../src/app/config.js';
-import { startServer, type RunningServer } from '../src/api/server.js';
-import { createLogger } from '../src/platform/logger.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { article, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from './support.js';
+import { indexEnd, indexInterval, indexStart, isValidAt, type ValidInterval } from '../../src/domain/time.js';
+import { luceneQuery } from '../../src/graph/retrievalRepository.js';
+import { queryTerms, SearchMode, SearchUnit } from '../../src/retrieval/retriever.js';
+import { loadConfig } from '../../src/app/config.js';
+import { startServer, type RunningServer } from '../../src/api/server.js';
+import { createLogger } from '../../src/platform/logger.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { article, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
 
 const ALL_MODES = [SearchMode.HYBRID, SearchMode.DENSE, SearchMode.LEXICAL, SearchMode.NEO4J_VECTOR];
 const at = (iso: string): Date => new Date(iso);
@@ -146,7 +146,7 @@ describe('a whole corpus replaced within one minute', () => {
   });
 
   it('refuses vectors of another embedder than the store has', async () => {
-    const { RetrievalRepository } = await import('../src/graph/retrievalRepository.js');
+    const { RetrievalRepository } = await import('../../src/graph/retrievalRepository.js');
     const outcome = await new RetrievalRepository(runtime.services.db).storeEmbeddings('Passage', 'other-model@3d', 1, [{ id: 'Station 1', embedding: [1, 0, 0] }]);
     assert.deepEqual(outcome, { stored: false, storeEmbedderId: runtime.services.retrieval.embedderId });
   });

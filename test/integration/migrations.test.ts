@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { Database } from '../src/graph/database.js';
-import { loadMigrations, migrate, splitStatements, type Migration } from '../src/graph/migrator.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { openTestRuntime } from './support.js';
+import { Database } from '../../src/graph/database.js';
+import { loadMigrations, migrate, splitStatements, type Migration } from '../../src/graph/migrator.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { openTestRuntime } from '../support/runtime.js';
 
 let runtime: Runtime;
 before(async () => {

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 
-import { OPEN_END, VectorIndex, backend } from '../src/native/index.js';
-import { addonPaths } from '../src/native/loader.js';
-import { ReferenceVectorIndex } from '../eval/native/reference.js';
-import { compareExactly, compareWithReference, randomMatrix, seededRandom, syntheticRows, tiedRows } from '../eval/native/testing.js';
-import type { Metric, QueryResult, SearchOptions, Storage, VectorIndexOptions } from '../src/native/types.js';
+import { OPEN_END, VectorIndex, backend } from '../../src/native/index.js';
+import { addonPaths } from '../../src/native/loader.js';
+import { ReferenceVectorIndex } from '../../eval/native/reference.js';
+import { compareExactly, compareWithReference, randomMatrix, seededRandom, syntheticRows, tiedRows } from '../../eval/native/testing.js';
+import type { Metric, QueryResult, SearchOptions, Storage, VectorIndexOptions } from '../../src/native/types.js';
 
 function skipReason(): string | false {
   const paths = addonPaths();

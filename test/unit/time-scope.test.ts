@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { mergeScopedAnswers } from '../src/qa/scopedAnswers.js';
-import { readTimeScope, scopeInstants, TimeScopeKind } from '../src/qa/timeScope.js';
+import { mergeScopedAnswers } from '../../src/qa/scopedAnswers.js';
+import { readTimeScope, scopeInstants, TimeScopeKind } from '../../src/qa/timeScope.js';
 
 const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
 const ASKED = day('2025-01-15');

@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { Database } from '../src/graph/database.js';
-import { startManagedNeo4j } from '../src/neo4jProcess/managedNeo4j.js';
-import { startServer, type RunningServer } from '../src/api/server.js';
-import { neo4jProblem } from '../src/api/errorReporting.js';
-import { loadConfig } from '../src/app/config.js';
-import { createLogger } from '../src/platform/logger.js';
-import { openRuntime, type Runtime } from '../src/app/runtime.js';
-import { article, day, postGraphql, runChronoql, testDataDir } from './support.js';
+import { Database } from '../../src/graph/database.js';
+import { startManagedNeo4j } from '../../src/neo4jProcess/managedNeo4j.js';
+import { startServer, type RunningServer } from '../../src/api/server.js';
+import { neo4jProblem } from '../../src/api/errorReporting.js';
+import { loadConfig } from '../../src/app/config.js';
+import { createLogger } from '../../src/platform/logger.js';
+import { openRuntime, type Runtime } from '../../src/app/runtime.js';
+import { article, day, postGraphql, runChronoql, testDataDir } from '../support/runtime.js';
 
 function isAlive(pid: number): boolean {
   try {

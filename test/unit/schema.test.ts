@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { projectRoot } from '../src/platform/paths.js';
-import { printChronoqlSchema } from '../src/api/schema.js';
+import { projectRoot } from '../../src/platform/paths.js';
+import { printChronoqlSchema } from '../../src/api/schema.js';
 
 it('schema/schema.graphql matches the schema generated from the code', async () => {
   const committed = (await readFile(join(projectRoot(), 'schema', 'schema.graphql'), 'utf8')).split('\n');

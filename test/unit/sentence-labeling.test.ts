@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../src/app/config.js';
-import { chatVerifier, embedTextsWith, GrowOverLabeler } from '../src/ingest/growoverLabeler.js';
-import { evaluateFactPairs, evaluateLabeler, readFactPairs, readSentenceCases } from '../eval/labelingEvaluation.js';
-import { relationTrainingPairs } from '../eval/relationTraining.js';
-import type { SentenceLabeling } from '../src/ingest/sentenceLabeler.js';
-import { createEmbedder, type Embedder } from '../src/embedding/index.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { execute, ingestDemo, openTestRuntime, testDataDir } from './support.js';
+import { loadConfig } from '../../src/app/config.js';
+import { chatVerifier, embedTextsWith, GrowOverLabeler } from '../../src/ingest/growoverLabeler.js';
+import { evaluateFactPairs, evaluateLabeler, readFactPairs, readSentenceCases } from '../../eval/labelingEvaluation.js';
+import { relationTrainingPairs } from '../../eval/relationTraining.js';
+import type { SentenceLabeling } from '../../src/ingest/sentenceLabeler.js';
+import { createEmbedder, type Embedder } from '../../src/embedding/index.js';
+import { testDataDir } from '../support/runtime.js';
 
 const previous = (texts: string[]) => texts.map((text, i) => ({ id: `o${i}`, text, startsParagraph: i === 0 }));
 const current = (texts: string[]) => texts.map((text, i) => ({ text, startsParagraph: i === 0 }));
@@ -111,29 +110,5 @@ describe('GrowOVER sentence labeling', () => {
     assert.deepEqual(first, relationTrainingPairs([article]));
     for (const relation of ['ENTAILMENT', 'CONTRADICTION', 'NEUTRAL']) assert.ok(first.some((pair) => pair.relation === relation), relation);
     assert.ok(first.some((pair) => pair.edit === 'clause dropped' && pair.new === 'Gabriel Attal has been prime minister since 9 January 2024.'));
-  });
-});
-
-describe('labels in the graph', () => {
-  let runtime: Runtime;
-  before(async () => {
-    runtime = await openTestRuntime();
-  });
-  after(async () => {
-    await runtime.close();
-  });
-
-  it('re-ingesting the demo corpus gives the same labels twice, and the change feed and history use them', async () => {
-    const labels = async (): Promise<string> => {
-      const events = await runtime.services.reads.changesBetween(0, null, {}, 10_000);
-      const sentences = await runtime.services.reads.sentencesByIds(events.flatMap((e) => [e.sentenceId, e.previousSentenceId].filter((id): id is string => id !== null)));
-      return JSON.stringify(events.map((e) => [e.kind, e.articleId, sentences.get(e.sentenceId ?? '')?.text ?? null, sentences.get(e.previousSentenceId ?? '')?.text ?? null]));
-    };
-    await ingestDemo(runtime);
-    const first = await labels();
-    await ingestDemo(runtime);
-    assert.equal(await labels(), first);
-    const { data } = await execute(runtime, `{ factHistory(subject: "Tour de France", attribute: "Champion") { value change } }`);
-    assert.deepEqual(data.factHistory.map((f: any) => [f.value, f.change]).slice(-2), [['Tadej Pogacar', 'UPDATED'], ['Tadej Pogačar', 'REFINED']]);
   });
 });

@@ -3,11 +3,11 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { countNodes } from '../src/graph/maintenance.js';
-import { InvalidSnapshotError, SnapshotOrderError } from '../src/ingest/errors.js';
-import { readSnapshotFile } from '../src/ingest/snapshotReader.js';
-import type { Runtime } from '../src/app/runtime.js';
-import { article, day, execute, openTestRuntime, resetKnowledge } from './support.js';
+import { countNodes } from '../../src/graph/maintenance.js';
+import { InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
+import { readSnapshotFile } from '../../src/ingest/snapshotReader.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { article, day, execute, openTestRuntime, resetKnowledge } from '../support/runtime.js';
 
 const FRANCE_2024_07 = article(
   'France',

@@ -1,0 +1,32 @@
+/** Everything the answerers derive from a text, run on any text to show that none of it throws. */
+import assert from 'node:assert/strict';
+import { seededRandom } from '../../src/learning/random.js';
+import { analyseQuestion, questionNames } from '../../src/qa/question.js';
+import { bestSpan, MAX_PASSAGE_WORDS } from '../../src/qa/reader/spanReader.js';
+import { questionFeatures, readerPassage, WORD_FEATURES, wordFeatures } from '../../src/qa/reader/wordFeatures.js';
+import { SubjectIndex } from '../../src/qa/subjects.js';
+import { readTimeScope } from '../../src/qa/timeScope.js';
+import { annotate, candidateSpans } from '../../src/text/annotation.js';
+
+const random = seededRandom(7);
+const SUBJECTS = new SubjectIndex(['France', 'Manchester United F.C.', 'Speaker of the United States House of Representatives', 'World Health Organization', '2030 Winter Olympics', 'Ω ß İ'].map((title) => ({ id: title, title })));
+
+/** Everything the answerers derive from a text with the question's help (the reader's scores drawn at random). */
+export function readEverything(question: string, text: string): void {
+  annotate(text).forEach((sentence, s) => {
+    for (const span of candidateSpans(sentence, s)) assert.ok(span.start < span.end && span.end <= sentence.tokens.length, `span ${span.start}..${span.end} outside "${sentence.text}"`);
+  });
+  const asked = analyseQuestion(question);
+  questionNames(asked);
+  readTimeScope(question, new Date('2025-01-15T00:00:00Z'));
+  for (const subject of SUBJECTS.link(question)) assert.ok(subject.coverage >= 0.5 && subject.coverage <= 1);
+  assert.ok(questionFeatures(asked).every(Number.isFinite));
+  const passage = readerPassage(text, MAX_PASSAGE_WORDS);
+  const features = wordFeatures(asked, passage);
+  assert.equal(features.length, passage.words.length * WORD_FEATURES.length);
+  assert.ok(features.every(Number.isFinite), `non-finite word feature in "${text}"`);
+  const scores = (): Float32Array => Float32Array.from(passage.words, () => random() * 20 - 10);
+  const span = bestSpan(passage, scores(), scores());
+  if (span) assert.ok(span.text !== '' && span.probability >= 0 && span.probability <= 1, `span "${span.text}" of "${text}"`);
+}
+

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { exactMatch, f1Score, matchAccuracy } from '../../src/qa/answerMetrics.js';
+import { trainSoftmaxRegression } from '../../src/learning/softmaxRegression.js';
+import { expectedAnswerType } from '../../src/qa/question.js';
+import { SubjectIndex } from '../../src/qa/subjects.js';
+import { AnswerType } from '../../src/text/annotation.js';
+import { Classifier } from '../../src/native/index.js';
+
+describe('answer metrics and question reading', () => {
+  it('scores with SQuAD normalisation', () => {
+    assert.equal(exactMatch('The Denver Broncos.', ['Denver Broncos']), 1);
+    assert.equal(exactMatch('Broncos', ['Denver Broncos']), 0);
+    assert.equal(f1Score('Broncos', ['Denver Broncos']), 2 / 3);
+    assert.equal(matchAccuracy('they were the Denver Broncos', ['Denver Broncos']), 1);
+    assert.equal(matchAccuracy('Denver', ['Denver Broncos']), 0);
+  });
+
+  it('reads the expected answer type from the wh-phrase', () => {
+    assert.equal(expectedAnswerType('Who is the prime minister of France?'), AnswerType.NAME);
+    assert.equal(expectedAnswerType('In what year did the war end?'), AnswerType.DATE);
+    assert.equal(expectedAnswerType('How many people live there?'), AnswerType.NUMBER);
+    assert.equal(expectedAnswerType('Where is the summit?'), AnswerType.PLACE);
+    assert.equal(expectedAnswerType('What is the currency of France?'), AnswerType.THING);
+  });
+
+  it('links a question to the articles it names, also by a short name, an abbreviation or an acronym', () => {
+    const index = new SubjectIndex([
+      { id: 'France', title: 'France' },
+      { id: 'PMUK', title: 'Prime Minister of the United Kingdom' },
+      { id: 'MU', title: 'Manchester United F.C.' },
+      { id: 'Speaker', title: 'Speaker of the United States House of Representatives' },
+      { id: 'WHO', title: 'World Health Organization' },
+      { id: 'Chess', title: 'World Chess Championship' },
+    ]);
+    const linked = (question: string): Array<[string, number]> => index.link(question).map((s) => [s.articleId, Number(s.coverage.toFixed(2))]);
+    assert.deepEqual(linked('Who is the prime minister of the United Kingdom?')[0], ['PMUK', 1]);
+    assert.deepEqual(linked('Who manages Manchester United these days?'), [['MU', 1]]);
+    assert.deepEqual(linked('Who manages Man Utd?'), [['MU', 1]]);
+    assert.deepEqual(linked('Who leads the US House?'), [['Speaker', 0.6]]);
+    assert.deepEqual(linked('Who heads the WHO?'), [['WHO', 1]]);
+    assert.deepEqual(linked('Who is the current world chess champion?'), [['Chess', 1]]);
+    assert.deepEqual(linked('Which club plays at Anfield?'), [], 'a lower-case word is no abbreviation');
+    assert.deepEqual(linked('Who is the prime minister of Spain?'), [['PMUK', 0.5]], 'half named: a candidate, not a match');
+    assert.equal(index.unnamed('France')?.coverage, 0);
+  });
+
+  it('trains a softmax regression that separates two classes, deterministically', () => {
+    const rows = Array.from({ length: 200 }, (_, i) => ({ features: [i % 2 === 0 ? 1 + (i % 7) / 10 : -1 - (i % 5) / 10, (i % 3) / 3], label: i % 2 }));
+    const first = trainSoftmaxRegression(rows, { classes: ['a', 'b'], features: ['x', 'noise'] });
+    const second = trainSoftmaxRegression(rows, { classes: ['a', 'b'], features: ['x', 'noise'] });
+    assert.deepEqual(first.model, second.model);
+    assert.ok(first.loss < 0.1, `loss ${first.loss}`);
+    assert.throws(() => trainSoftmaxRegression([{ features: [Number.NaN, 0], label: 0 }], { classes: ['a', 'b'], features: ['x', 'y'] }), /row 0/);
+  });
+
+  it('trains a hidden ReLU layer that separates what no linear model can (XOR), deterministically, and the addon runs it', async () => {
+    const rows = Array.from({ length: 400 }, (_, i) => {
+      const x = (i % 2 === 0 ? 1 : -1) * (0.5 + (i % 7) / 10);
+      const y = (i % 4 < 2 ? 1 : -1) * (0.5 + (i % 5) / 10);
+      return { features: [x, y], label: x * y > 0 ? 0 : 1 };
+    });
+    const options = { classes: ['same', 'different'], features: ['x', 'y'], hidden: 8, iterations: 600, learningRate: 0.02 };
+    const linear = trainSoftmaxRegression(rows, { ...options, hidden: 0 });
+    const first = trainSoftmaxRegression(rows, options);
+    assert.deepEqual(first.model, trainSoftmaxRegression(rows, options).model);
+    assert.ok(linear.loss > 0.6, `a linear model cannot: loss ${linear.loss}`);
+    assert.ok(first.loss < 0.1, `loss ${first.loss}`);
+    const p = await Classifier.fromJson(first.model).scoreBatch(rows.map((row) => row.features));
+    assert.ok(rows.every((row, r) => (p[2 * r]! > 0.5 ? 0 : 1) === row.label), 'the addon classifies every row as trained');
+  });
+});
