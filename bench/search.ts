@@ -2,7 +2,7 @@
  * Search benchmark of the native addon: batched, time-filtered exact top-k
  * over synthetic rows (seeded random vectors; a throughput test needs no real
  * embeddings), compared in the same run with
- *   - the TypeScript reference loop (src/native/reference.ts), measured on a
+ *   - the TypeScript reference loop (eval/native/reference.ts), measured on a
  *     subset of rows/queries and extrapolated linearly (its cost is exactly
  *     linear in rows x queries; the record says what was measured),
  *   - a plain OpenBLAS sgemm of the same shapes (the CPU roofline: the score
@@ -364,7 +364,7 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
   lines.push(
     'Exact top-k (k = 10), cosine, d = 384, synthetic seeded rows. Time filter on: each row has validFrom in [0, 100), a third are closed',
     '(validTo = validFrom + 1..100); each query asks as of its own day in [60, 100). Times are the best of the repeats.',
-    'Reference: the TypeScript loop of src/native/reference.ts (one query at a time, so its q/s does not depend on Q), timed',
+    'Reference: the TypeScript loop of eval/native/reference.ts (one query at a time, so its q/s does not depend on Q), timed',
     'after a warm-up on the first 50,000 rows x 8 queries and extrapolated linearly to N rows (its cost is exactly rows x',
     'queries); "measured on" gives the subset. GEMM: OpenBLAS sgemm of Q x N x d (score matrix only, no selection, no',
     'filter), same machine, run right after the addon for the same Q. Stream: reading the stored rows once.',

@@ -1,4 +1,4 @@
-// Shared vocabulary of the ChronoQL native core: ids, day numbers, storage and
+// Shared vocabulary of the ChronoQL native core: ids, index time, storage and
 // metric choices, the ordering of hits. Everything here is header-only and free
 // of N-API so the core can be linked into test harnesses without Node.
 #pragma once

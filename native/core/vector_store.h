@@ -1,6 +1,6 @@
 // Host-side storage of an exact (flat) vector index: rows of dimension d in
 // fp32 or fp16, each with an external id, a validity interval [validFrom,
-// validTo) in day numbers and a deleted flag.
+// validTo) in index time (int32) and a deleted flag.
 //
 // Rows live in exact-size chunks rather than one growing buffer: appending a
 // batch never copies the existing matrix and never leaves doubling slack, which

@@ -1,6 +1,6 @@
 /**
  * CPU tests of the chronoql_native addon against the TypeScript reference
- * (src/native/reference.ts): random and adversarial data, persistence,
+ * (eval/native/reference.ts): random and adversarial data, persistence,
  * argument checking and concurrency. Data is synthetic and seeded.
  */
 import assert from 'node:assert/strict';
