@@ -9,13 +9,9 @@ import { fileURLToPath } from 'node:url';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-// onnxruntime-node's own install script would download CUDA files (it fails offline); the CPU
-// library ChronoQL uses ships inside the package.
-const env = { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' };
-
 function run(command, args) {
   process.stderr.write(`setup: ${command} ${args.join(' ')}\n`);
-  execFileSync(command, args, { cwd: root, stdio: 'inherit', env });
+  execFileSync(command, args, { cwd: root, stdio: 'inherit' });
 }
 
 function modified(path) {
