@@ -1,9 +1,10 @@
 // Runs the test suite in two tiers: test/unit needs no database; test/integration talks to a real
-// Neo4j. With --unit only the unit tier runs, and no Neo4j is started. Otherwise both run: the
+// Neo4j. With --unit only the unit tier runs, and no Neo4j is started; with --node-major N the
+// tests run under that Node release line (scripts/fetch-node.mjs) instead of this one. Otherwise both run: the
 // managed Neo4j in .chronoql-test is started (or CHRONOQL_TEST_NEO4J_URI is used), every test file
 // (or the files named) runs one at a time (they share the database and each test resets it), and
 // what was started is stopped.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,8 +12,12 @@ import { fileURLToPath } from 'node:url';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 // `npm test -- test/ask.test.ts` runs only the files named; other arguments go to node --test.
 const unitOnly = process.argv.includes('--unit');
+// `--node-major 24` runs the tests under that Node release line, fetched from the npm registry.
+const nodeMajorAt = process.argv.indexOf('--node-major');
+const nodeMajor = nodeMajorAt > 0 ? process.argv[nodeMajorAt + 1] : undefined;
+const ownArguments = new Set(['--unit', '--node-major', nodeMajor]);
 const named = process.argv.slice(2).filter((arg) => arg.endsWith('.test.ts'));
-const passed = process.argv.slice(2).filter((arg) => !arg.endsWith('.test.ts') && arg !== '--unit');
+const passed = process.argv.slice(2).filter((arg) => !arg.endsWith('.test.ts') && !ownArguments.has(arg));
 const tier = (name) =>
   readdirSync(join(root, 'test', name))
     .filter((file) => file.endsWith('.test.ts'))
@@ -38,7 +43,9 @@ if (!needsNeo4j) {
 
 // Unit files share no database, so two run at once; integration files share one Neo4j and run one at a time.
 const args = ['--import', 'tsx', '--test', `--test-concurrency=${needsNeo4j ? 1 : 2}`, '--test-reporter=spec', ...passed, ...files];
-const child = spawn(process.execPath, args, {
+const node = nodeMajor ? (await import('./fetch-node.mjs')).fetchNode(nodeMajor) : process.execPath;
+process.stderr.write(`run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}\n`);
+const child = spawn(node, args, {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, NEO4J_URI: neo4j.uri, NEO4J_USER: neo4j.user, NEO4J_PASSWORD: neo4j.password, CHRONOQL_DATA_DIR: join(root, '.chronoql-test') },
