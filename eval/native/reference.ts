@@ -198,18 +198,18 @@ export class ReferenceVectorIndex {
 
   invalidate(ids: Uint32Array | readonly number[], validTo: number | Int32Array | readonly number[]): number {
     const list = toIdArray(ids);
-    const days = toIndexTimeArray(validTo, list.length, 'validTo', true);
+    const ends = toIndexTimeArray(validTo, list.length, 'validTo', true);
     list.forEach((id, i) => {
       const row = this.liveRow(id);
-      if (row !== undefined && days[i]! < this.validFrom[row]!) {
-        rangeError(`validTo[${i}]`, `(${days[i]}) is before validFrom (${this.validFrom[row]}) of id ${id}`);
+      if (row !== undefined && ends[i]! < this.validFrom[row]!) {
+        rangeError(`validTo[${i}]`, `(${ends[i]}) is before validFrom (${this.validFrom[row]}) of id ${id}`);
       }
     });
     let changed = 0;
     list.forEach((id, i) => {
       const row = this.liveRow(id);
-      if (row === undefined) return;
-      this.validTo[row] = days[i]!;
+      if (row === undefined || this.validTo[row] === ends[i]) return;
+      this.validTo[row] = ends[i]!;
       changed++;
     });
     return changed;

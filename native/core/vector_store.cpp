@@ -338,10 +338,12 @@ size_t FlatVectorStore::invalidate(const RowId* ids, const IndexTime* validTo, s
                                   std::to_string(validFrom_[row]) + ") of id " + std::to_string(ids[i]));
     }
   }
+  // Only rows whose end moves count: closing a row again at the same time (a sync re-reading
+  // its overlap window) is no change.
   size_t changed = 0;
   for (size_t i = 0; i < count; ++i) {
     const uint32_t row = findLiveRow(ids[i]);
-    if (row == kNoRow) continue;
+    if (row == kNoRow || validTo_[row] == validTo[i]) continue;
     validTo_[row] = validTo[i];
     ++changed;
   }

@@ -30,6 +30,12 @@ export interface Runtime extends ApiHost {
   startedNeo4j: boolean;
   /** How this process reaches Neo4j (another driver, such as the embedding worker's, uses the same). */
   neo4j: Neo4jConnectionSettings;
+  /**
+   * Embeds in the background and syncs the native vector indexes every `intervalMs` until
+   * close(), as a server does: a sync that changed the indexes is logged at info, one that
+   * changed nothing at debug, a failed one at error.
+   */
+  keepIndexesFresh(intervalMs?: number): void;
   /** Another answering service over the same store and models, with some options changed (an evaluation without facts). */
   askService(changes: Partial<AskServiceOptions>): AskService;
   close(): Promise<void>;
@@ -43,6 +49,9 @@ export interface RuntimeOptions {
   /** Hears each failed attempt to reach Neo4j while it is retried at start. */
   onNeo4jWait?: (error: Error) => void;
 }
+
+/** How often a server pulls new embeddings and closures into its vector indexes. */
+const INDEX_REFRESH_MS = 2000;
 
 /**
  * The composition root: connects to the configured Neo4j, or starts the managed one, applies
@@ -116,6 +125,11 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     services,
     config,
     askService: (changes) => new AskService({ ...askOptions, ...changes }),
+    keepIndexesFresh: (intervalMs = INDEX_REFRESH_MS) =>
+      retrieval.keepFresh(intervalMs, (outcome) => {
+        if (outcome instanceof Error) log.error({ err: outcome }, 'vector index sync failed');
+        else log[outcome.added + outcome.closed > 0 ? 'info' : 'debug'](outcome, 'vector indexes synced');
+      }),
     startedNeo4j: connection.startedHere,
     neo4j: settings,
     requestContext: (options = {}) => ({

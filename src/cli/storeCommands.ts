@@ -14,9 +14,6 @@ import { readSnapshotFile } from '../ingest/snapshotReader.js';
 import type { Logger } from '../platform/logger.js';
 import { cliConfig, cliLog, withProgress, withRuntime } from './common.js';
 
-/** How often a server pulls new embeddings and closures into its vector indexes. */
-const SERVER_REFRESH_MS = 2000;
-
 function summary(report: IngestReport): string {
   if (report.alreadyIngested) return `snapshot ${report.snapshot.id} was already ingested; nothing changed`;
   const { sentences: s, facts: f } = report;
@@ -69,10 +66,7 @@ async function embedNewUnits(runtime: Runtime): Promise<void> {
 /** Serves until SIGINT/SIGTERM, then shuts down in order: HTTP, feed, driver, managed Neo4j. */
 async function serveUntilStopped(runtime: Runtime, log: Logger): Promise<void> {
   const server = await startServer(runtime, { ...runtime.config, log });
-  runtime.services.retrieval.keepFresh(SERVER_REFRESH_MS, (outcome) => {
-    if (outcome instanceof Error) log.error({ err: outcome }, 'vector index sync failed');
-    else if (outcome.added + outcome.closed > 0) log.info(outcome, 'vector indexes synced');
-  });
+  runtime.keepIndexesFresh();
   process.stdout.write(`ChronoQL is serving at ${server.url} (explorer: open it in a browser; health: /health)\n`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {

@@ -222,7 +222,7 @@ export class VectorIndex {
     return this.order.write(() => handle.remove(list));
   }
 
-  /** Ends the validity of live rows at `validTo` (exclusive); resolves to how many changed. */
+  /** Ends the validity of live rows at `validTo` (exclusive); resolves to how many rows' end moved (closing a row again at the same time changes nothing). */
   invalidate(ids: Uint32Array | readonly number[], validTo: IndexTime | Int32Array | readonly IndexTime[]): Promise<number> {
     const handle = this.open;
     const list = Uint32Array.from(toIdArray(ids));

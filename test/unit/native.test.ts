@@ -209,6 +209,8 @@ describe('native addon (CPU)', () => {
     const ended = endedAt.map((i) => rows.ids[i]!);
     const endDays = endedAt.map((i) => Math.max(40, rows.validFrom[i]!));
     assert.equal(await pair.index.invalidate(ended, endDays), pair.reference.invalidate(ended, endDays));
+    assert.equal(await pair.index.invalidate(ended, endDays), 0, 'closing again at the same time changes nothing');
+    assert.equal(pair.reference.invalidate(ended, endDays), 0);
     // An end before a row's start is refused whole, by both.
     const startsLate = Array.from(rows.ids.keys()).find((i) => rows.validFrom[i]! > 10 && i % 5 !== 0)!;
     const before = [rows.ids[endedAt[0]!]!, rows.ids[startsLate]!];
