@@ -1,6 +1,12 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 
-const EXAMPLE = `# Who was prime minister of France on two dates? The fact, and the passages that say so.
+const EXAMPLE = `# Ask ChronoQL the same question as of two dates: each answer comes with its evidence and how far the certainty gate trusts it.
+query AskTwice {
+  before: ask(question: "Who is the prime minister of France?", asOf: "2024-08-01") { text guess adopted certainty { reliable } evidence { kind text validFrom validTo } }
+  after: ask(question: "Who is the prime minister of France?", asOf: "2024-10-01") { text guess adopted certainty { reliable } evidence { kind text validFrom validTo } }
+}
+
+# The fact itself on both dates, its whole history, and the passages that state it.
 query PrimeMinisters {
   before: fact(subject: "France", attribute: "Prime Minister", asOf: "2024-08-01") { value validFrom validTo }
   after: fact(subject: "France", attribute: "Prime Minister", asOf: "2024-10-01") { value validFrom validTo }

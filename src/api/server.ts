@@ -221,7 +221,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     }),
   );
   app.get(GRAPHQL_PATH, (request, response, next) => {
-    if (options.mode !== 'production' && request.accepts(['application/json', 'text/html']) === 'text/html' && !request.query.query) {
+    // A browser opening /graphql, also a shared link with ?query=… (the explorer reads it), gets the explorer; API clients ask for JSON.
+    if (options.mode !== 'production' && request.accepts(['application/json', 'text/html']) === 'text/html') {
       response.type('html').send(explorerPage());
     } else next();
   });
