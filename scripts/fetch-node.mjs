@@ -13,8 +13,8 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** The path of a `node` of release line `major`, fetched once. */
 export function fetchNode(major) {
   const platform = process.platform === 'win32' ? 'win' : process.platform;
-  const spec = `node-${platform}-${process.arch}@${major}`;
-  const versions = JSON.parse(execFileSync(npm, ['view', spec, 'version', '--json'], { cwd: root, encoding: 'utf8' }));
+  const name = `node-${platform}-${process.arch}`;
+  const versions = JSON.parse(execFileSync(npm, ['view', `${name}@${major}`, 'version', '--json'], { cwd: root, encoding: 'utf8' }));
   const newest = (a, b) => b.split('.').map(Number).reduce((order, part, i) => order || part - Number(a.split('.')[i]), 0);
   const version = [versions].flat().sort(newest)[0];
   const directory = join(root, '.chronoql-node', `${platform}-${process.arch}-${version}`);
@@ -23,8 +23,8 @@ export function fetchNode(major) {
     const partial = `${directory}.partial`;
     rmSync(partial, { recursive: true, force: true });
     mkdirSync(partial, { recursive: true });
-    process.stderr.write(`fetch-node: ${spec.replace(/@.*/, '')}@${version} from the npm registry\n`);
-    const tarball = execFileSync(npm, ['pack', `${spec.replace(/@.*/, '')}@${version}`, '--silent', '--pack-destination', partial], { cwd: root, encoding: 'utf8' }).trim().split('\n').at(-1);
+    process.stderr.write(`fetch-node: ${name}@${version} from the npm registry\n`);
+    const tarball = execFileSync(npm, ['pack', `${name}@${version}`, '--silent', '--pack-destination', partial], { cwd: root, encoding: 'utf8' }).trim().split('\n').at(-1);
     execFileSync('tar', ['-xzf', join(partial, tarball), '-C', partial]);
     rmSync(join(partial, tarball));
     rmSync(directory, { recursive: true, force: true });

@@ -276,7 +276,6 @@ function embedderConfig(kind: EmbedderKind, env: Settings, paths: { dataDir: str
       };
     }
   }
-  throw new ConfigError(`${variable} must be one of ${EMBEDDER_KINDS.join(', ')}, got "${kind}"`);
 }
 
 /** A chat endpoint set by its base URL (with its model and key), or null when no base URL is set. */
