@@ -20,6 +20,12 @@ export interface QaItem {
   type: string | null;
   /** For a CHANGED item, the answers that held before (optional `previousAnswers`). */
   previousAnswers: string[];
+  /** The texts the answer rests on (a living-benchmark export's `evidence`), for the retrieval hit rate. */
+  evidence?: string[];
+  /** A living-benchmark item's kind (TEXT_QA, FACT_QA, DIALOGUE_TURN, IMPORTED). */
+  kind?: string;
+  /** A dialogue turn's dialogue and position: the turns before it are its conversation. */
+  dialogue?: { id: string; turn: number };
 }
 
 export class InvalidQaFileError extends InvalidInputError {
@@ -85,6 +91,9 @@ export async function readQaFile(path: string): Promise<QaItem[]> {
       asOf,
       type: typeof record.type === 'string' ? record.type : typeof record.kind === 'string' ? record.kind : null,
       previousAnswers: Array.isArray(record.previousAnswers) ? record.previousAnswers.filter((a): a is string => typeof a === 'string') : [],
+      ...(Array.isArray(record.evidence) ? { evidence: record.evidence.filter((e): e is string => typeof e === 'string') } : {}),
+      ...(typeof record.kind === 'string' && typeof record.type === 'string' ? { kind: record.kind } : {}),
+      ...(typeof record.dialogueId === 'string' && Number.isInteger(record.turn) ? { dialogue: { id: record.dialogueId, turn: record.turn as number } } : {}),
     });
   }
   if (items.length === 0 && problems.length === 0) problems.push({ source, line: 1, message: 'no questions' });

@@ -45,10 +45,19 @@ if (!needsNeo4j) {
 const args = ['--import', 'tsx', '--test', `--test-concurrency=${needsNeo4j ? 1 : 2}`, '--test-reporter=spec', ...passed, ...files];
 const node = nodeMajor ? (await import('./fetch-node.mjs')).fetchNode(nodeMajor) : process.execPath;
 process.stderr.write(`run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}\n`);
+// The living benchmark drafts questions with the models after every ingest (seconds per snapshot): tests of other
+// features ingest without it, and test/integration/benchmark.test.ts turns it on for itself.
 const child = spawn(node, args, {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, NEO4J_URI: neo4j.uri, NEO4J_USER: neo4j.user, NEO4J_PASSWORD: neo4j.password, CHRONOQL_DATA_DIR: join(root, '.chronoql-test') },
+  env: {
+    ...process.env,
+    NEO4J_URI: neo4j.uri,
+    NEO4J_USER: neo4j.user,
+    NEO4J_PASSWORD: neo4j.password,
+    CHRONOQL_DATA_DIR: join(root, '.chronoql-test'),
+    CHRONOQL_BENCHMARK: process.env.CHRONOQL_BENCHMARK ?? 'off',
+  },
 });
 const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
 await neo4j.stop();

@@ -1,3 +1,4 @@
+import type { BenchmarkRepository } from '../graph/benchmarkRepository.js';
 import type { Database } from '../graph/database.js';
 import type { Loaders } from '../graph/loaders.js';
 import type { ReadRepository } from '../graph/readRepository.js';
@@ -17,6 +18,7 @@ export interface Services {
   retrieval: RetrievalService;
   reader: SpanReader;
   answering: AskService;
+  benchmarkItems: BenchmarkRepository;
 }
 
 // A type alias rather than an interface so it satisfies graphql-ws's Record-shaped context.

@@ -5,6 +5,7 @@ import { buildSchema, type AuthChecker } from 'type-graphql';
 import { requireRole, type Role } from './auth.js';
 import type { RequestContext } from './context.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
+import { BenchmarkResolver } from './resolvers/BenchmarkResolver.js';
 import { ChangeResolver } from './resolvers/ChangeResolver.js';
 import { SearchResolver } from './resolvers/SearchResolver.js';
 import { SnapshotResolver } from './resolvers/SnapshotResolver.js';
@@ -33,7 +34,7 @@ const checkRole: AuthChecker<RequestContext, Role> = ({ context, info }, roles) 
 
 export function chronoqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver, AskResolver, EvidenceResolver],
+    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver, AskResolver, EvidenceResolver, BenchmarkResolver],
     validate: false,
     pubSub: noTopics,
     authChecker: checkRole,

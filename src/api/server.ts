@@ -38,6 +38,8 @@ export interface ServerSettings {
   rateLimitPerMinute: number;
   /** Browser origins allowed to open the WebSocket; empty: only the server's own. */
   allowedOrigins: string[];
+  /** The evaluation report shown at /reports (`chronoql eval --report` publishes there). */
+  reportsDir: string;
 }
 
 export type ServerOptions = ServerSettings & { log: Logger };
@@ -227,6 +229,9 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     } else next();
   });
   app.get('/', (_request, response) => response.redirect(GRAPHQL_PATH));
+  app.use('/reports', express.static(options.reportsDir, { index: 'index.html', redirect: true }), (_request, response) => {
+    response.status(404).type('text').send('No evaluation report yet: run `chronoql eval --report DIR` to make one.\n');
+  });
   // Who is calling, and whether they may call again this minute, before the body is even read.
   app.use(GRAPHQL_PATH, async (request, response, next) => {
     const address = addressOf(request);

@@ -192,7 +192,7 @@ export interface Connection<T> {
 }
 
 /** A Relay connection type (`<Name>Connection` with `<Name>Edge`) for one node type. */
-function connectionOf<T extends object>(nodeType: ClassType<T>, name: string) {
+export function connectionOf<T extends object>(nodeType: ClassType<T>, name: string) {
   @ObjectType(`${name}Edge`)
   class EdgeType implements Edge<T> {
     @Field(() => nodeType)

@@ -52,6 +52,11 @@ export interface Config extends ServerSettings {
   verifier: ChatEndpointConfig | null;
   /** Where native search runs (CHRONOQL_DEVICE). */
   device: DeviceChoice;
+  /**
+   * Who drafts the living benchmark's questions after each ingest (CHRONOQL_BENCHMARK): the local
+   * generator, the OpenAI-compatible generator endpoint, or nobody (`off`: no benchmark is kept).
+   */
+  benchmark: 'local' | 'openai' | 'off';
 }
 
 /** A setting the environment got wrong; the message names every variable at fault. */
@@ -151,6 +156,8 @@ const EnvironmentSchema = z.object({
   CHRONOQL_VERIFIER_BASE_URL: text,
   CHRONOQL_VERIFIER_MODEL: text,
   CHRONOQL_VERIFIER_API_KEY: text,
+  CHRONOQL_BENCHMARK: oneOf(['local', 'openai', 'off']),
+  CHRONOQL_REPORTS_DIR: text,
 });
 
 type Settings = z.infer<typeof EnvironmentSchema>;
@@ -173,6 +180,10 @@ export function loadConfig(environment: Environment = process.env): Config {
   const modelsDir = resolve(env.CHRONOQL_MODELS_DIR ?? join(dataDir, 'models'));
   const embedderKind = (env.CHRONOQL_EMBEDDER ?? DEFAULT_EMBEDDER) as EmbedderKind;
   const labelKind = env.CHRONOQL_LABEL_ENCODER ?? DEFAULT_LABEL_ENCODER;
+  const generator = chatEndpoint(env.CHRONOQL_GENERATOR_BASE_URL, env.CHRONOQL_GENERATOR_MODEL, env.CHRONOQL_GENERATOR_API_KEY);
+  if (env.CHRONOQL_BENCHMARK === 'openai' && !generator) {
+    throw new ConfigError('CHRONOQL_BENCHMARK=openai drafts questions on the generator endpoint: set CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL, got none');
+  }
   return {
     port: env.PORT ?? 4000,
     host: env.HOST ?? '127.0.0.1',
@@ -203,9 +214,12 @@ export function loadConfig(environment: Environment = process.env): Config {
     neo4jStartWaitMs: env.CHRONOQL_NEO4J_WAIT_MS ?? 60_000,
     embedder: embedderConfig(embedderKind, env, { dataDir, modelsDir }, 'CHRONOQL_EMBEDDER'),
     labelEncoder: labelKind === 'none' ? null : embedderConfig(labelKind as EmbedderKind, env, { dataDir, modelsDir }, 'CHRONOQL_LABEL_ENCODER'),
-    generator: chatEndpoint(env.CHRONOQL_GENERATOR_BASE_URL, env.CHRONOQL_GENERATOR_MODEL, env.CHRONOQL_GENERATOR_API_KEY),
+    generator,
     verifier: chatEndpoint(env.CHRONOQL_VERIFIER_BASE_URL, env.CHRONOQL_VERIFIER_MODEL, env.CHRONOQL_VERIFIER_API_KEY),
     device: env.CHRONOQL_DEVICE ?? 'auto',
+    benchmark: env.CHRONOQL_BENCHMARK ?? 'local',
+    // The report the server shows at /reports.
+    reportsDir: resolve(env.CHRONOQL_REPORTS_DIR ?? join(dataDir, 'reports')),
   };
 }
 

@@ -1,4 +1,5 @@
 import { AnsweringRepository } from '../graph/answeringRepository.js';
+import { BenchmarkRepository } from '../graph/benchmarkRepository.js';
 import { Database } from '../graph/database.js';
 import { Loaders } from '../graph/loaders.js';
 import { startManagedNeo4j } from '../neo4jProcess/managedNeo4j.js';
@@ -20,6 +21,11 @@ import { RetrievalService } from '../retrieval/retrievalService.js';
 import type { ApiHost, Services } from '../api/context.js';
 import type { Config } from './config.js';
 import type { Logger } from '../platform/logger.js';
+import { BenchmarkMaintainer } from '../benchmarks/benchmarkMaintenance.js';
+import { ChatDialogueGenerator, ChatQuestionGenerator } from '../benchmarks/chatGeneration.js';
+import { LocalQuestionGenerator } from '../benchmarks/localQuestions.js';
+import { splitRows } from '../embedding/vectors.js';
+import { analyseQuestion } from '../qa/question.js';
 
 /** A connected ChronoQL: Neo4j reachable and migrated, services built. */
 export interface Runtime extends ApiHost {
@@ -36,6 +42,8 @@ export interface Runtime extends ApiHost {
    * changed nothing at debug, a failed one at error.
    */
   keepIndexesFresh(intervalMs?: number): void;
+  /** Keeps the living benchmark after every ingest; null when CHRONOQL_BENCHMARK=off. */
+  benchmark: BenchmarkMaintainer | null;
   /** Another answering service over the same store and models, with some options changed (an evaluation without facts). */
   askService(changes: Partial<AskServiceOptions>): AskService;
   close(): Promise<void>;
@@ -120,10 +128,18 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     await connection.stop();
     throw error;
   }
-  const services: Services = { db, reads, changeFeed, retrieval, reader, answering, ingest: new IngestService(db, () => changeFeed.poke(), labeler) };
+  const benchmark = benchmarkMaintainer(config, db, reader, labelEncoder);
+  // The snapshot is stored whatever happens here: a failed maintenance is told, and the next ingest or `benchmark build` finishes it.
+  const afterSnapshot = async (): Promise<void> => {
+    await benchmark?.catchUp((report) => log.info(report, 'benchmark maintained')).catch((error: unknown) => {
+      log.error({ err: error }, 'benchmark maintenance failed; the next ingest or `chronoql benchmark build` finishes it');
+    });
+  };
+  const services: Services = { db, reads, changeFeed, retrieval, reader, answering, benchmarkItems: new BenchmarkRepository(db), ingest: new IngestService(db, () => changeFeed.poke(), labeler, afterSnapshot) };
   return {
     services,
     config,
+    benchmark,
     askService: (changes) => new AskService({ ...askOptions, ...changes }),
     keepIndexesFresh: (intervalMs = INDEX_REFRESH_MS) =>
       retrieval.keepFresh(intervalMs, (outcome) => {
@@ -148,6 +164,19 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       await connection.stop();
     },
   };
+}
+
+/**
+ * The living benchmark's maintainer: questions from the configured drafter, dialogues when an
+ * OpenAI-compatible generator is configured, paragraphs clustered with the labeling encoder
+ * (a Sentence-BERT model, as GrowOVER's) or else the reader's.
+ */
+function benchmarkMaintainer(config: Config, db: Database, reader: SpanReader, labelEncoder: Embedder | undefined): BenchmarkMaintainer | null {
+  if (config.benchmark === 'off') return null;
+  const questions = config.benchmark === 'openai' && config.generator ? new ChatQuestionGenerator(config.generator) : new LocalQuestionGenerator();
+  const embed = async (texts: readonly string[]): Promise<Float32Array[]> =>
+    labelEncoder ? splitRows(await labelEncoder.embed([...texts], 'query'), labelEncoder.dimension) : reader.questionVectors(texts.map(analyseQuestion));
+  return new BenchmarkMaintainer({ db, questions, dialogues: config.generator ? new ChatDialogueGenerator(config.generator) : null, embed, reader });
 }
 
 /** Retries a Neo4j that does not answer yet (a database container still starting) with backoff, up to `waitMs`. */

@@ -4,6 +4,7 @@ import { Presets, SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig, type Config } from '../app/config.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from '../app/runtime.js';
 import { neo4jProblem } from '../api/errorReporting.js';
+import { InvalidImportError } from '../benchmarks/importShapes.js';
 import { EmbedderConfigError } from '../embedding/index.js';
 import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
 import { createLogger, type Logger } from '../platform/logger.js';
@@ -49,7 +50,7 @@ export const writeJson = (file: string, value: unknown): Promise<void> => writeF
 
 /** Tells the user what failed: the message alone for a failure they can act on, the stack otherwise. */
 export function fail(error: unknown): never {
-  const explained = [ConfigError, InvalidSnapshotError, SnapshotOrderError, IngestBusyError, IngestLeaseLostError, RangeError, EmbedderMismatchError, EmbedderConfigError, MavenError];
+  const explained = [ConfigError, InvalidSnapshotError, SnapshotOrderError, IngestBusyError, IngestLeaseLostError, RangeError, EmbedderMismatchError, EmbedderConfigError, MavenError, InvalidImportError];
   const database = neo4jProblem(error);
   if (database) {
     process.stderr.write(`chronoql: ${database.message} (${(error as Error).message}); an interrupted ingest resumes when run again\n`);

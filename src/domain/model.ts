@@ -93,3 +93,40 @@ export interface ChangeEventRecord {
   factId: string | null;
   previousFactId: string | null;
 }
+
+/** A benchmark item's type at a snapshot (GrowOVER): its evidence is new, changed, or carried over. */
+export type BenchmarkItemType = 'NEW' | 'CHANGED' | 'UNCHANGED';
+
+/**
+ * Where a benchmark item comes from: a question from sentences (GrowOVER-QA), a question from
+ * an infobox fact (DynaQuest's templates), one turn of a dialogue (GrowOVER-DIALOGUE), or a
+ * public set imported with its contexts.
+ */
+export type BenchmarkKind = 'TEXT_QA' | 'FACT_QA' | 'DIALOGUE_TURN' | 'IMPORTED';
+
+/** One version of a benchmark item: valid from the snapshot that made or remapped it until the one that retired it. */
+export interface BenchmarkItemRecord {
+  /** This version's id. */
+  id: string;
+  /** The item's id, shared by all its versions. */
+  itemId: string;
+  kind: BenchmarkKind;
+  /** Its type at the snapshot this version began: NEW or CHANGED when generated, UNCHANGED when remapped. */
+  origin: BenchmarkItemType;
+  question: string;
+  answers: string[];
+  previousAnswers: string[];
+  articleId: string | null;
+  /** For a dialogue turn: its dialogue and its position (0-based); the turns before it are the conversation. */
+  dialogueId: string | null;
+  turn: number | null;
+  /** The generator that drafted it, or the public set it was imported from. */
+  source: string;
+  /** The evidence the answer rests on, in order: sentence or fact versions valid with this version. */
+  evidence: Array<{ id: string; text: string }>;
+  /** For an imported item: the contexts it came with. */
+  contexts: Array<{ title: string; text: string }>;
+  validFrom: Date;
+  validTo: Date | null;
+  recordedAt: Date;
+}

@@ -21,3 +21,8 @@ export function rowDot(a: Float32Array, i: number, b: Float32Array, j: number, d
   for (let k = 0; k < dimension; k++) sum += a[oa + k]! * b[ob + k]!;
   return sum;
 }
+
+/** The rows of a row-major matrix, as views (no copy). */
+export function splitRows(matrix: Float32Array, dimension: number): Float32Array[] {
+  return Array.from({ length: matrix.length / dimension }, (_, row) => matrix.subarray(row * dimension, (row + 1) * dimension));
+}

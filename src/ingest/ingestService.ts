@@ -77,10 +77,16 @@ export class IngestService {
   /** The ingest this process is running, if any, and how far it got (for /metrics). */
   progress: { snapshotId: string; articlesDone: number; articlesTotal: number } | null = null;
 
+  /**
+   * `afterSnapshot` runs after every ingest, still under the ingest lease, also when the snapshot
+   * was already stored: what follows the store (the living benchmark) catches up there, and a
+   * crash between the two is mended by the next ingest of any snapshot.
+   */
   constructor(
     private readonly db: Database,
     private readonly onCommitted: () => void = () => {},
     private readonly labeler: SentenceLabeler = new ExactMatchLabeler(),
+    private readonly afterSnapshot: () => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -93,9 +99,18 @@ export class IngestService {
         `takenAt ${options.takenAt.toISOString()} is in the future (more than a day past this server's clock); a snapshot records what was known when it was taken (nothing written)`,
       );
     }
+    return this.holdingLease(options.leaseWaitMs ?? 0, async (owner, leaseLost) => {
+      const report = await this.ingestHoldingLease(articles, options, owner, leaseLost);
+      await this.afterSnapshot();
+      return report;
+    });
+  }
+
+  /** Runs `work` alone among ingests of every process: under the store-wide ingest lease, renewed while it runs. */
+  async holdingLease<T>(waitMs: number, work: (owner: string, leaseLost: () => boolean) => Promise<T>): Promise<T> {
     const owner = leaseOwner();
     const leases = new LeaseRepository(this.db);
-    await takeLease(leases, owner, options.leaseWaitMs ?? 0);
+    await takeLease(leases, owner, waitMs);
     let lost = false;
     let renewal: Promise<unknown> = Promise.resolve();
     const heartbeat = setInterval(() => {
@@ -105,7 +120,7 @@ export class IngestService {
       );
     }, (LEASE_SECONDS * 1000) / 3);
     try {
-      return await this.ingestHoldingLease(articles, options, owner, () => lost);
+      return await work(owner, () => lost);
     } finally {
       this.progress = null;
       clearInterval(heartbeat);

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { f1Score } from '../../src/qa/answerMetrics.js';
 import { generateQuestions } from '../../src/benchmarks/questionGeneration.js';
@@ -14,6 +12,7 @@ import { RetrievalMode } from '../../src/qa/types.js';
 import type { QaItem } from '../../eval/qaFile.js';
 import { SearchMode, SearchUnit } from '../../src/retrieval/retriever.js';
 import type { Runtime } from '../../src/app/runtime.js';
+import { startChatServer } from '../support/chatServer.js';
 import { execute, ingestDemo, openTestRuntime } from '../support/runtime.js';
 
 describe('ask on the demo corpus', () => {
@@ -216,33 +215,27 @@ describe('ask on the demo corpus', () => {
   });
 
   it('the openai generator speaks the chat-completions protocol and uses token logprobs', async () => {
-    const requests: any[] = [];
-    const server = createServer(async (request: IncomingMessage, response) => {
-      let body = '';
-      for await (const chunk of request) body += chunk;
-      requests.push({ url: request.url, auth: request.headers.authorization, body: JSON.parse(body) });
-      const content = JSON.parse(body).messages[1].content.includes('Michel Barnier') ? 'Michel Barnier.' : 'I do not know';
-      response.setHeader('content-type', 'application/json');
-      response.end(JSON.stringify({ object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, logprobs: { content: [{ token: 'x', logprob: -0.1 }, { token: 'y', logprob: -0.3 }] }, finish_reason: 'stop' }] }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const server = await startChatServer(({ body }) => ({
+      content: body.messages[1].content.includes('Michel Barnier') ? 'Michel Barnier.' : 'I do not know',
+      logprobs: [-0.1, -0.3],
+    }));
+    const { requests } = server;
     try {
-      const { port } = server.address() as AddressInfo;
       const ask = runtime.askService({
-        generators: new GeneratorRegistry(runtime.services.reader, { baseUrl: `http://127.0.0.1:${port}`, model: 'test-model', apiKey: 'secret' }),
+        generators: new GeneratorRegistry(runtime.services.reader, { baseUrl: server.baseUrl, model: 'test-model', apiKey: 'secret' }),
       });
       const answer = await ask.ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.GATED, generator: 'openai', k: 2 });
       assert.equal(answer.generator, 'openai');
       assert.equal(answer.guess, 'Michel Barnier');
       assert.ok(Math.abs(answer.candidates[0]!.generatorConfidence - Math.exp(-0.2)) < 1e-9);
       assert.ok(requests.length >= 2, 'one request per document');
-      assert.ok(requests.every((r) => r.url === '/v1/chat/completions' && r.auth === 'Bearer secret' && r.body.model === 'test-model' && r.body.logprobs === true));
+      assert.ok(requests.every((r) => r.url === '/v1/chat/completions' && r.authorization === 'Bearer secret' && r.body.model === 'test-model' && r.body.logprobs === true));
       const never = await ask.ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.NEVER, generator: 'openai' });
       assert.equal(never.guess, 'I do not know');
       assert.equal(never.adopted, false, "the gate does not weigh a language model's closed-book answer");
-      assert.ok(!requests.at(-1).body.messages[1].content.includes('Document'), 'closed book sends no document');
+      assert.ok(!requests.at(-1)!.body.messages[1].content.includes('Document'), 'closed book sends no document');
     } finally {
-      server.close();
+      await server.close();
     }
   });
 
