@@ -16,6 +16,16 @@ bench
     printResult(result, options.json);
   });
 bench
+  .command('benchmark-maintenance')
+  .description('What keeping the living benchmark costs after each ingest, as a share of the ingest, on a synthetic corpus (uses its own data directory).')
+  .addOption(new Option('--articles <n>', 'articles').default(10000).argParser(Number))
+  .addOption(new Option('--change-rate <r>', 'share of sentences whose year changes in the second snapshot').default(0.02).argParser(Number))
+  .option('--json', 'print JSON')
+  .action(async (options: { articles: number; changeRate: number; json?: boolean }) => {
+    const { runBenchmarkMaintenanceBenchmark } = await import('../../bench/benchmarkMaintenance.js');
+    printResult(await runBenchmarkMaintenanceBenchmark(options), options.json);
+  });
+bench
   .command('fact-history')
   .description('p50/p99 latency of the factHistory query over HTTP on the demo corpus.')
   .addOption(new Option('--requests <n>', 'requests to time').default(2000).argParser(Number))

@@ -2,18 +2,16 @@
 // nothing but the server reachable, shows `ask` in its default query, and a shared link with
 // ?query=… opens the explorer with that query, which runs.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { loadConfig } from '../../src/app/config.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { startServer, type RunningServer } from '../../src/api/server.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { chromiumMissing, launchChromium, offlinePage } from '../support/browser.js';
 import { openTestRuntime } from '../support/runtime.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-
-describe('explorer in a browser', { skip: existsSync(CHROMIUM) ? false : `no ${CHROMIUM} (apt-get install chromium)` }, () => {
+describe('explorer in a browser', { skip: chromiumMissing }, () => {
   let runtime: Runtime;
   let server: RunningServer;
   let browser: Browser;
@@ -22,7 +20,7 @@ describe('explorer in a browser', { skip: existsSync(CHROMIUM) ? false : `no ${C
   before(async () => {
     runtime = await openTestRuntime();
     server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('silent') });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -34,20 +32,13 @@ describe('explorer in a browser', { skip: existsSync(CHROMIUM) ? false : `no ${C
   const editorText = async (page: Page): Promise<string> => (await page.locator('.graphiql-query-editor').innerText()).replace(/\s+/g, ' ');
 
   /** A page that may reach the ChronoQL server only: anything else is refused and remembered. */
-  async function offlinePage() {
-    const page = await browser.newPage();
+  function serverOnlyPage(): Promise<Page> {
     const origin = new URL(server.url).origin;
-    await page.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(origin) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
-      outside.push(url);
-      return route.abort();
-    });
-    return page;
+    return offlinePage(browser, (url) => url.startsWith(origin) || url.startsWith('data:') || url.startsWith('blob:'), outside);
   }
 
   it('loads offline and shows ask in its default query', async () => {
-    const page = await offlinePage();
+    const page = await serverOnlyPage();
     await page.goto(server.url);
     await page.locator('.graphiql-execute-button').waitFor({ timeout: 30_000 });
     assert.match(await editorText(page), /ask\(question: "Who is the prime minister of France\?"/);
@@ -56,7 +47,7 @@ describe('explorer in a browser', { skip: existsSync(CHROMIUM) ? false : `no ${C
   });
 
   it('opens a shared link with ?query= as the explorer, with that query, and runs it', async () => {
-    const page = await offlinePage();
+    const page = await serverOnlyPage();
     const query = 'query Shared { articles(first: 1) { totalCount } }';
     const response = await page.goto(`${server.url}?query=${encodeURIComponent(query)}`);
     assert.equal(response?.status(), 200);
