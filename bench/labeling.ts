@@ -1,8 +1,9 @@
 /**
  * Sentence labeling throughput (sentences/s of the new snapshot) of the exact-match and
- * GrowOVER labelers on the synthetic bench corpus (most sentences unchanged) and on the demo
- * corpus, with the share of GrowOVER's time spent in the encoder and in the classifier
- * (feature computation included).
+ * GrowOVER labelers on the synthetic bench corpus (most sentences unchanged), on the demo
+ * corpus and on the held-out controlled edits of SQuAD paragraphs (every article edited), with
+ * the share of GrowOVER's time spent in the encoder and in the classifier (feature computation
+ * included).
  */
 import { loadConfig } from '../src/app/config.js';
 import { embedTextsWith, GrowOverLabeler } from '../src/ingest/growoverLabeler.js';
@@ -11,6 +12,9 @@ import { ExactMatchLabeler, type SentenceLabeler } from '../src/ingest/sentenceL
 import { splitSentences } from '../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile, type ArticleInput } from '../src/ingest/snapshotReader.js';
 import { createEmbedder } from '../src/embedding/index.js';
+import { join } from 'node:path';
+import { controlledEditCases, readParagraphs } from '../eval/controlledEdits.js';
+import { projectRoot } from '../src/platform/paths.js';
 import { machine, writeResult } from './common.js';
 import { syntheticSnapshots } from './ingest.js';
 
@@ -43,7 +47,12 @@ export async function runLabelingBenchmark(options: { articles: number; changeRa
     const demo = await demoSnapshots();
     const demoPairs: Pair[] = [];
     for (let i = 1; i < demo.length; i++) demoPairs.push(...pairsOf(await readSnapshotFile(demo[i - 1]!.file), await readSnapshotFile(demo[i]!.file)));
-    const corpora = { synthetic: pairsOf(first, second), demo: demoPairs };
+    const squad = ['squad-train-pool.jsonl.gz', 'squad-dev-subset.jsonl.gz'].map((file) => join(projectRoot(), 'data', 'squad', file));
+    const edited: Pair[] = controlledEditCases(await readParagraphs(squad), 'held-out').map((c) => ({
+      previous: c.old.map((text, i) => ({ id: String(i), text, startsParagraph: i === 0 })),
+      current: c.new.map((text, i) => ({ text, startsParagraph: i === 0 })),
+    }));
+    const corpora = { synthetic: pairsOf(first, second), demo: demoPairs, controlledEdits: edited };
     const results: Record<string, unknown> = {};
     for (const [name, pairs] of Object.entries(corpora)) {
       // Warm the encoder and the annotator so the first timed article does not pay for loading them.

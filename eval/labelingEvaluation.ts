@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import type { SentenceLabeler } from '../src/ingest/sentenceLabeler.js';
 import { classifyValueEdit, folded } from '../src/ingest/valueEdits.js';
 
-type SentenceGold = 'UNCHANGED' | 'CHANGED' | 'NEW';
+export type SentenceGold = 'UNCHANGED' | 'CHANGED' | 'NEW';
 const LABELS: SentenceGold[] = ['UNCHANGED', 'CHANGED', 'NEW'];
 
 export interface SentenceCase {
@@ -81,7 +81,10 @@ function scores(truePositive: number, predicted: number, actual: number): LabelS
   return { precision: round(precision), recall: round(recall), f1: round(precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall)), support: actual };
 }
 
-export async function evaluateLabeler(labeler: SentenceLabeler, cases: readonly SentenceCase[]): Promise<LabelingReport> {
+/** Sees each case's predicted labels and DELETED old indices, for measures beyond the report's. */
+export type CaseObserver = (labeled: SentenceCase, predicted: SentenceGold[], deleted: number[]) => void;
+
+export async function evaluateLabeler(labeler: SentenceLabeler, cases: readonly SentenceCase[], observe?: CaseObserver): Promise<LabelingReport> {
   const confusion = Object.fromEntries(LABELS.map((g) => [g, Object.fromEntries(LABELS.map((p) => [p, 0]))])) as LabelingReport['confusion'];
   const deleted = { truePositive: 0, predicted: 0, actual: 0 };
   let unconfidentNew = 0;
@@ -90,11 +93,12 @@ export async function evaluateLabeler(labeler: SentenceLabeler, cases: readonly 
     const previous = c.old.map((text, i) => ({ id: String(i), text, startsParagraph: i === 0 }));
     const current = c.new.map((text, i) => ({ text, startsParagraph: i === 0 }));
     const { alignments, deletedIds } = await labeler.label(previous, current);
+    const predicted = alignments.map((alignment): SentenceGold => (alignment.kind === 'KEPT' || alignment.kind === 'RELOCATED' ? 'UNCHANGED' : alignment.kind));
     alignments.forEach((alignment, i) => {
-      const predicted: SentenceGold = alignment.kind === 'KEPT' || alignment.kind === 'RELOCATED' ? 'UNCHANGED' : alignment.kind;
       if (alignment.kind === 'NEW' && alignment.confident === false) unconfidentNew++;
-      confusion[c.gold[i]!.label][predicted]++;
+      confusion[c.gold[i]!.label][predicted[i]!]++;
     });
+    observe?.(c, predicted, deletedIds.map(Number));
     const succeeded = new Set(c.gold.flatMap((g) => (g.previous === null ? [] : [g.previous, ...(g.also ?? [])])));
     const goldDeleted = new Set(c.old.map((_, i) => i).filter((i) => !succeeded.has(i)));
     const predictedDeleted = new Set(deletedIds.map(Number));

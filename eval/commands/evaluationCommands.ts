@@ -225,19 +225,44 @@ program
 
 program
   .command('eval-labeling')
-  .description('Precision, recall, F1 and confusion of the exact-match and GrowOVER sentence labelers on labeled sentence pairs, and the false-change filter on labeled fact pairs.')
+  .description(
+    'Precision, recall, F1 and confusion of the exact-match and GrowOVER sentence labelers on labeled sentence pairs, and the false-change filter on labeled fact pairs; or, with --controlled-edits, on controlled edits of the SQuAD paragraphs (eval/controlledEdits.ts).',
+  )
   .option('--sentences <file>', 'labeled sentence pairs', join(projectRoot(), 'test', 'fixtures', 'sentence-pairs.jsonl'))
   .option('--facts <file>', 'labeled fact pairs', join(projectRoot(), 'test', 'fixtures', 'fact-pairs.jsonl'))
-  .addOption(new Option('--split <part>', 'which cases (demo cases alternate; hand-edited cases are held out)').choices(['tune', 'held-out', 'all']).default('held-out'))
+  .addOption(new Option('--split <part>', 'which cases (demo cases alternate; hand-edited cases are held out; controlled edits: halves by article title)').choices(['tune', 'held-out', 'all']).default('held-out'))
+  .option('--controlled-edits', 'label controlled edits of the SQuAD paragraphs instead of the labeled pairs')
+  .option('--paragraphs <files>', 'with --controlled-edits: comma-separated QA files whose paragraphs are edited', [join(projectRoot(), 'data', 'squad', 'squad-train-pool.jsonl.gz'), join(projectRoot(), 'data', 'squad', 'squad-dev-subset.jsonl.gz')].join(','))
+  .option('--limit <n>', 'with --controlled-edits: at most this many paragraphs per half', (v) => Number.parseInt(v, 10))
+  .option('--seed <n>', 'with --controlled-edits: the edits\' seed', (v) => Number.parseInt(v, 10))
   .option('--json', 'print JSON')
-  .action(async (options: { sentences: string; facts: string; split: 'tune' | 'held-out' | 'all'; json?: boolean }) => {
+  .action(async (options: { sentences: string; facts: string; split: 'tune' | 'held-out' | 'all'; controlledEdits?: boolean; paragraphs: string; limit?: number; seed?: number; json?: boolean }) => {
     const evaluation = await import('../labelingEvaluation.js');
     const { ExactMatchLabeler } = await import('../../src/ingest/sentenceLabeler.js');
     const { GrowOverLabeler, embedTextsWith } = await import('../../src/ingest/growoverLabeler.js');
-    const cases = evaluation.splitCases(await evaluation.readSentenceCases(options.sentences), options.split);
     const embedder = await labelEncoder();
     try {
-      const sentences = [await evaluation.evaluateLabeler(new ExactMatchLabeler(), cases), await evaluation.evaluateLabeler(new GrowOverLabeler({ embed: embedTextsWith(embedder) }), cases)];
+      const labelers = [new ExactMatchLabeler(), new GrowOverLabeler({ embed: embedTextsWith(embedder) })];
+      if (options.controlledEdits) {
+        const edits = await import('../controlledEdits.js');
+        const paragraphs = await edits.readParagraphs(options.paragraphs.split(',').map((file) => file.trim()));
+        const seed = options.seed ?? edits.DEFAULT_EDIT_SEED;
+        const halves = options.split === 'all' ? (['tune', 'held-out'] as const) : [options.split];
+        const results: Record<string, unknown> = {};
+        for (const half of halves) {
+          const cases = edits.controlledEditCases(paragraphs, half, { seed, limit: options.limit });
+          // Loading the encoder and the annotator is not labeling: warm them before the timed runs.
+          if (cases[0]) await new GrowOverLabeler({ embed: embedTextsWith(embedder) }).label(cases[0].old.map((text, i) => ({ id: String(i), text, startsParagraph: i === 0 })), cases[0].new.map((text, i) => ({ text, startsParagraph: i === 0 })));
+          const sentences = [];
+          for (const labeler of labelers) sentences.push(await edits.evaluateControlledEdits(labeler, cases));
+          results[half] = { split: half, seed, cases: cases.length, articles: new Set(cases.map((c) => c.title)).size, kinds: edits.kindCounts(cases), sentences };
+        }
+        printResult({ controlledEdits: true, embedder: embedder.id, ...results }, options.json);
+        return;
+      }
+      const cases = evaluation.splitCases(await evaluation.readSentenceCases(options.sentences), options.split);
+      const sentences = [];
+      for (const labeler of labelers) sentences.push(await evaluation.evaluateLabeler(labeler, cases));
       const facts = evaluation.evaluateFactPairs(await evaluation.readFactPairs(options.facts));
       printResult({ split: options.split, embedder: embedder.id, sentences, facts }, options.json);
     } finally {

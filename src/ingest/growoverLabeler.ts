@@ -1,6 +1,9 @@
 /**
  * GrowOVER's sentence labeling (Algorithm 3). Identical text anchors first (most sentences);
  * between two anchors, the leftover old and new sentences form a group (edits keep order):
+ * 0. an addition to GrowOVER: pairs and runs whose wording settles them (a typo fix, a moved
+ *    clause, an aside, a merge or split with the same words: UNCHANGED; one number or name
+ *    swapped: CHANGED) are labeled without a model (`wordingRelation`);
  * 1. a pair whose embeddings are near-identical (cosine ≥ anchor threshold) is UNCHANGED;
  * 2. runs of 1–3 contiguous sentences on each side whose concatenations match are UNCHANGED
  *    (merges and splits; tried when the group's two sides differ in length);
@@ -15,7 +18,7 @@
 import type { Embedder } from '../embedding/index.js';
 import { rowDot } from '../embedding/vectors.js';
 import { ChatClient, type ChatEndpointConfig } from '../platform/openaiChat.js';
-import { RelationClassifier, relationFeatures, type Relation } from './sentenceRelations.js';
+import { joinWordings, RelationClassifier, relationFeatures, sameWordingJoined, wording, wordingRelation, type Relation, type Wording } from './sentenceRelations.js';
 import type { PreviousSentence } from '../domain/plan.js';
 import { finish, gaps, matchIdentical, type SentenceAlignment, type SentenceLabeler, type SentenceLabeling } from './sentenceLabeler.js';
 import type { SplitSentence } from './sentenceSplitter.js';
@@ -133,14 +136,79 @@ export class GrowOverLabeler implements SentenceLabeler {
     return finish(previous, alignments, oldTaken);
   }
 
-  private async labelGroup(
+  /**
+   * Step 0, before any model: pairs whose wording settles them (wordingRelation): a typo fix, a
+   * moved clause, an added aside or a merge or split with the same words are UNCHANGED; one
+   * number or one name swapped is CHANGED. Most real edits are such small ones, and settling
+   * them here keeps them from the encoder, which barely sees a changed year and sees a fixed
+   * typo as a different word. Returns the members left to the model.
+   */
+  private async labelByWording(
     previous: readonly PreviousSentence[],
     current: readonly SplitSentence[],
     oldIndices: number[],
     newIndices: number[],
     alignments: Array<SentenceAlignment | undefined>,
     oldTaken: boolean[],
+  ): Promise<{ oldIndices: number[]; newIndices: number[] }> {
+    const oldUsed = new Set<number>();
+    const newUsed = new Set<number>();
+    const take = (oldMembers: readonly number[], n: number, kind: 'RELOCATED' | 'CHANGED'): void => {
+      const [first, ...merged] = oldMembers.map((o) => previous[o]!.id);
+      alignments[n] = merged.length > 0 ? { kind, previousId: first!, mergedIds: merged } : { kind, previousId: first! };
+      newUsed.add(n);
+      for (const o of oldMembers) {
+        oldUsed.add(o);
+        oldTaken[o] = true;
+      }
+    };
+    const oldWording = new Map(oldIndices.map((o) => [o, wording(previous[o]!.text)]));
+    const newWording = new Map(newIndices.map((n) => [n, wording(current[n]!.text)]));
+    // Edits keep order: the nearest candidates (by place in the group) are tried first.
+    const pairs = newIndices
+      .flatMap((n, j) => oldIndices.map((o, i) => ({ o, n, distance: Math.abs(i - j), relation: wordingRelation(oldWording.get(o)!, newWording.get(n)!) })))
+      .filter((pair) => pair.relation !== null)
+      .sort((a, b) => a.distance - b.distance);
+    // Merges and splits first (a sentence that took in its neighbour also reads as that sentence plus an addition),
+    // also in a group that an insertion or a deletion evened out.
+    const joined = (indices: readonly number[], run: Run, wordings: ReadonlyMap<number, Wording>): Wording =>
+      joinWordings(indices.slice(run.start, run.end).map((i) => wordings.get(i)!));
+    for (const oldRun of runs(oldIndices, MAX_RUN)) {
+      for (const newRun of runs(newIndices, MAX_RUN)) {
+        if (oldRun.end - oldRun.start === 1 && newRun.end - newRun.start === 1) continue;
+        const oldMembers = oldIndices.slice(oldRun.start, oldRun.end);
+        const newMembers = newIndices.slice(newRun.start, newRun.end);
+        if (oldMembers.some((o) => oldUsed.has(o)) || newMembers.some((n) => newUsed.has(n))) continue;
+        if (!sameWordingJoined(joined(oldIndices, oldRun, oldWording), joined(newIndices, newRun, newWording))) continue;
+        for (const n of newMembers) take(oldMembers, n, 'RELOCATED');
+      }
+    }
+    for (const pair of pairs) {
+      if (pair.relation !== 'ENTAILMENT' || oldUsed.has(pair.o) || newUsed.has(pair.n)) continue;
+      take([pair.o], pair.n, 'RELOCATED');
+    }
+    for (const pair of pairs) {
+      if (pair.relation !== 'CONTRADICTION' || oldUsed.has(pair.o) || newUsed.has(pair.n)) continue;
+      if (this.options.verifier && !(await this.options.verifier(previous[pair.o]!.text, current[pair.n]!.text))) continue;
+      take([pair.o], pair.n, 'CHANGED');
+    }
+    return { oldIndices: oldIndices.filter((o) => !oldUsed.has(o)), newIndices: newIndices.filter((n) => !newUsed.has(n)) };
+  }
+
+  private async labelGroup(
+    previous: readonly PreviousSentence[],
+    current: readonly SplitSentence[],
+    groupOld: number[],
+    groupNew: number[],
+    alignments: Array<SentenceAlignment | undefined>,
+    oldTaken: boolean[],
   ): Promise<void> {
+    const { oldIndices, newIndices } = await this.labelByWording(previous, current, groupOld, groupNew, alignments, oldTaken);
+    if (newIndices.length === 0) return;
+    if (oldIndices.length === 0) {
+      for (const n of newIndices) alignments[n] = { kind: 'NEW', confident: true };
+      return;
+    }
     // A merge or a split changes how many sentences the group has; an even group is compared one to one,
     // which keeps the encoder's work (most of labeling's cost) to two texts per edited sentence.
     const longest = oldIndices.length === newIndices.length ? 1 : MAX_RUN;

@@ -63,6 +63,7 @@ export function annotate(text: string): AnnotatedSentence[] {
   const pos = doc.tokens().out(its.pos) as string[];
   const stops = doc.tokens().out(its.stopWordFlag) as unknown as boolean[];
   // wink-nlp's typings give `its.stem` and `its.lemma` their add-on signatures, which `out` does not accept; they work like `its.normal`.
+  // Its lemmatizer leaves some words without a lemma ("Ive" → null): those stand for themselves.
   const stems = doc.tokens().out(its.stem as unknown as typeof its.normal) as string[];
   const lemmas = doc.tokens().out(its.lemma as unknown as typeof its.normal) as string[];
   const entitySpans = (doc.entities().out(its.span) as unknown as Array<[number, number]>).map(([start, end], i) => ({
@@ -73,7 +74,7 @@ export function annotate(text: string): AnnotatedSentence[] {
   const sentences = (doc.sentences().out(its.span) as unknown as Array<[number, number]>).map(([first, last]): AnnotatedSentence => {
     const tokens: Token[] = [];
     for (let t = first; t <= last; t++) {
-      tokens.push({ text: texts[t]!, space: t === first ? '' : spaces[t]!, lower: texts[t]!.toLowerCase(), stem: stems[t]!.toLowerCase(), lemma: lemmas[t]!.toLowerCase(), pos: pos[t]!, stop: stops[t]! });
+      tokens.push({ text: texts[t]!, space: t === first ? '' : spaces[t]!, lower: texts[t]!.toLowerCase(), stem: stems[t]!.toLowerCase(), lemma: (lemmas[t] ?? texts[t]!).toLowerCase(), pos: pos[t]!, stop: stops[t]! });
     }
     const entities = entitySpans.filter((e) => e.start >= first && e.end <= last + 1).map((e) => ({ ...e, start: e.start - first, end: e.end - first }));
     return { text: spanText(tokens, 0, tokens.length), tokens, entities };

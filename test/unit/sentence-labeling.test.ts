@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/app/config.js';
 import { chatVerifier, embedTextsWith, GrowOverLabeler } from '../../src/ingest/growoverLabeler.js';
+import { wording, wordingRelation } from '../../src/ingest/sentenceRelations.js';
 import { evaluateFactPairs, evaluateLabeler, readFactPairs, readSentenceCases } from '../../eval/labelingEvaluation.js';
 import { relationTrainingPairs } from '../../eval/relationTraining.js';
 import type { SentenceLabeling } from '../../src/ingest/sentenceLabeler.js';
@@ -102,6 +103,85 @@ describe('GrowOVER sentence labeling', () => {
     const facts = evaluateFactPairs(await readFactPairs('test/fixtures/fact-pairs.jsonl'));
     assert.ok(facts.dynaquest!.accuracy >= 0.95, JSON.stringify(facts));
     assert.ok(facts.dynaquest!.accuracy > facts['folded-equality']!.accuracy);
+  });
+
+  // Each case below came out wrong before the wording rules (step 0 of labelGroup).
+  const SCHOOLS = 'Between the ages of 12 and 16 two comprehensive schools cater for girls and boys separately.';
+
+  it('keeps a typo fix in a name UNCHANGED', async () => {
+    const labeling = await labeler.label(previous(['Gbraltar opened its first comprehensive school in 1972.', SCHOOLS]), current(['Gibraltar opened its first comprehensive school in 1972.', SCHOOLS]));
+    assert.deepEqual(kinds(labeling), ['UNCHANGED<o0', 'UNCHANGED<o1']);
+  });
+
+  it('keeps a clause moved to the front UNCHANGED', async () => {
+    const engine = 'The game runs on a modified The Wind Waker engine.';
+    const labeling = await labeler.label(
+      previous(["Aonuma's team managed to present realistic horseback riding, which Nintendo later revealed to the public with a trailer at Electronic Entertainment Expo 2004 in four months.", engine]),
+      current(["In four months, Aonuma's team managed to present realistic horseback riding, which Nintendo later revealed to the public with a trailer at Electronic Entertainment Expo 2004.", engine]),
+    );
+    assert.deepEqual(kinds(labeling), ['UNCHANGED<o0', 'UNCHANGED<o1']);
+  });
+
+  it('keeps an added parenthetical UNCHANGED', async () => {
+    const winner = 'Fantasia was crowned as the winner.';
+    const labeling = await labeler.label(
+      previous(['The performance by Barrino was widely praised, and Simon Cowell considered it his favorite Idol moment.', winner]),
+      current(['The performance by Barrino was widely praised, and Simon Cowell (a judge since 2002) considered it his favorite Idol moment.', winner]),
+    );
+    assert.deepEqual(kinds(labeling), ['UNCHANGED<o0', 'UNCHANGED<o1']);
+  });
+
+  it('labels one swapped number or name CHANGED even when the encoder sees the same sentence', async () => {
+    const eliminated = 'Naima Adedapo and Thia Megia were both eliminated the following week.';
+    const number = await labeler.label(
+      previous(['The judges used their one save on Abrams on the Top 11, and as a result this was the first season that 11 finalists went on tour instead of 10.', eliminated]),
+      current(['The judges used their one save on Abrams on the Top 11, and as a result this was the first season that 5 finalists went on tour instead of 10.', eliminated]),
+    );
+    assert.deepEqual(kinds(number), ['CHANGED<o0', 'UNCHANGED<o1']);
+    const name = await labeler.label(
+      previous(['Since deterministic Turing machines are special non-deterministic Turing machines, it is easily observed that each problem in P is also member of the class NP.']),
+      current(['Since deterministic Turing machines are special non-deterministic Song machines, it is easily observed that each problem in P is also member of the class NP.']),
+    );
+    assert.deepEqual(kinds(name), ['CHANGED<o0']);
+  });
+
+  it('labels a sentence inserted after a typo fix NEW, not a change of the fixed one', async () => {
+    const labeling = await labeler.label(
+      previous(['Gbraltar opened its first comprehensive school in 1972.', SCHOOLS]),
+      current(['Gibraltar opened its first comprehensive school in 1972.', 'Gibraltar opened its second comprehensive school in 1975.', SCHOOLS]),
+    );
+    assert.deepEqual(kinds(labeling), ['UNCHANGED<o0', 'NEW', 'UNCHANGED<o1']);
+  });
+
+  it('deletes nothing when a merge and an inserted sentence even out a group', async () => {
+    const resonance = 'The great distances and the nature of what Tesla was detecting from lightning storms confirmed his belief that the earth had a resonant frequency.';
+    const labeling = await labeler.label(
+      previous(['Tesla investigated atmospheric electricity, observing lightning signals via his receivers.', 'He stated that he observed stationary waves during this time.', resonance]),
+      current(['Kenya had an estimated 15 million cases of malaria in 2006.', 'Tesla investigated atmospheric electricity, observing lightning signals via his receivers; he stated that he observed stationary waves during this time.', resonance]),
+    );
+    assert.deepEqual(kinds(labeling), ['NEW', 'UNCHANGED<o0', 'UNCHANGED<o2']);
+    assert.deepEqual(labeling.alignments[1], { kind: 'RELOCATED', previousId: 'o0', mergedIds: ['o1'] });
+    assert.deepEqual(labeling.deletedIds, []);
+  });
+
+  it('settles by wording only what the words settle', () => {
+    const relation = (before: string, after: string) => wordingRelation(wording(before), wording(after));
+    assert.equal(relation('The river flows eastt.', 'The river flows east.'), 'ENTAILMENT');
+    assert.equal(relation('Teh river flows east.', 'The river flows east.'), 'ENTAILMENT');
+    assert.equal(relation('The river flows east.', 'The river flows west.'), null, 'a short word one letter apart is another word');
+    assert.equal(relation('The town had three mills.', 'The town had there mills.'), null, 'number words are never typos');
+    assert.equal(relation('He has ever lost.', 'He has never lost.'), null, 'negation');
+    assert.equal(relation('Karl founded the firm.', 'Then Carl founded the firm.'), null);
+    assert.equal(relation('The firm was run by Karl Benz.', 'The firm was run by Carl Benz.'), 'CONTRADICTION', 'a substituted letter in a name');
+    assert.equal(relation('In 1990, the firm moved to Ulm.', 'The firm moved to Ulm in 1990.'), 'ENTAILMENT');
+    assert.equal(relation('Bayern Munich defeated Real Madrid.', 'Real Madrid defeated Bayern Munich.'), null, 'swapped roles are no moved clause');
+    assert.equal(relation('The firm moved to Ulm.', 'The firm, founded by Karl Benz, moved to Ulm.'), 'ENTAILMENT');
+    assert.equal(relation('The firm moved to Ulm.', 'The firm (founded 1883) moved to Ulm.'), 'ENTAILMENT');
+    assert.equal(relation('The firm moved to Ulm.', 'The firm, not the family, moved to Ulm.'), null, 'an aside with a negation');
+    assert.equal(relation('The firm moved to Ulm.', 'The firm moved to Ulm, becoming the largest employer.'), null, 'a trailing clause is no aside');
+    assert.equal(relation('The firm had 1,200 workers.', 'The firm had 1200 workers.'), 'ENTAILMENT');
+    assert.equal(relation('The firm had 1,200 workers.', 'The firm had 1,300 workers.'), 'CONTRADICTION');
+    assert.equal(relation('The firm had 1,200 workers in 1990.', 'The firm had about 1,300 workers in 1990.'), null);
   });
 
   it('makes training pairs by controlled edits, deterministically', () => {

@@ -20,6 +20,12 @@ describe('text robustness', () => {
     for (const text of ['of', 'The Bank of', 'Subutai and', 'Manning -', '34 –']) readEverything('Who?', text);
   });
 
+  it('a word the lemmatizer leaves without a lemma is its own lemma (a SQuAD sentence threw)', () => {
+    const [sentence] = annotate('Apple hired Sir Jonathan Ive, as ordered by CEO Steve Jobs.');
+    assert.equal(sentence!.tokens.find((token) => token.text === 'Ive')!.lemma, 'ive');
+    assert.equal(sentence!.tokens.find((token) => token.text === 'ordered')!.lemma, 'order');
+  });
+
   it('arbitrary Unicode, lone surrogates and control characters', { timeout: 120_000 }, () => {
     const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
     const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: anyCodeUnit, maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 120 }));
