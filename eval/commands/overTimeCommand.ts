@@ -1,5 +1,4 @@
 /** `chronoql eval`: the living benchmark (or a QA file) answered per mode and snapshot, with tables, JSON and a report. */
-import { cp, mkdir, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { cliConfig, withProgress, withRuntime, writeJson } from '../../src/cli/common.js';
 import type { BenchmarkKind } from '../../src/domain/model.js';
@@ -77,14 +76,10 @@ export function addOverTimeCommand(program: Command): void {
       process.stdout.write(`${table4Markdown(result)}\n\n${sizesMarkdown(result)}\n`);
       if (options.out) await writeJson(options.out, result);
       if (options.report) {
-        const { writeReport } = await import('../overTime/reportPage.js');
+        const { publishReport, writeReport } = await import('../overTime/reportPage.js');
         await writeReport(result, options.report);
-        // The server shows the latest report: it replaces the one published before.
-        const published = cliConfig().reportsDir;
-        await rm(published, { recursive: true, force: true });
-        await mkdir(published, { recursive: true });
-        await cp(options.report, published, { recursive: true });
-        process.stdout.write(`report → ${options.report} (published to ${published}, served at /reports)\n`);
+        await publishReport(result, cliConfig().reportsDir);
+        process.stdout.write(`report → ${options.report} (published to ${cliConfig().reportsDir}, served at /reports)\n`);
       }
     });
 }

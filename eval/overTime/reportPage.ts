@@ -3,8 +3,8 @@
  * an index.html that holds everything itself (styles, charts as inline SVG, tables), so it opens
  * from disk, from a server or from an archive the same way, needing no script and no network.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { renderCharts, type Chart } from './charts.js';
 import type { EvaluationOverTime } from './result.js';
 import { sizesTable, table4Blocks, NOT_MEASURED } from './table.js';
@@ -101,4 +101,24 @@ export async function writeReport(result: EvaluationOverTime, dir: string): Prom
   ];
   for (const [name, text] of files) await writeFile(join(dir, name), text, 'utf8');
   return files.map(([name]) => join(dir, name));
+}
+
+/**
+ * Makes `result`'s report the one at `published` (what the server shows at /reports): written
+ * beside it first, then swapped in, so the server never shows half a report. A directory there
+ * that holds anything but a report is left alone: CHRONOQL_REPORTS_DIR may point anywhere.
+ */
+export async function publishReport(result: EvaluationOverTime, published: string): Promise<void> {
+  const target = resolve(published);
+  const existing = await readdir(target).catch(() => null);
+  if (existing && existing.length > 0 && !existing.every((name) => name === 'index.html' || name === 'result.json' || name.endsWith('.svg'))) {
+    throw new RangeError(`${target} holds files other than a report (${existing.filter((name) => !name.endsWith('.svg')).slice(0, 3).join(', ')}…); set CHRONOQL_REPORTS_DIR to a directory of its own`);
+  }
+  const fresh = `${target}.new-${process.pid}`;
+  const old = `${target}.old-${process.pid}`;
+  await rm(fresh, { recursive: true, force: true });
+  await writeReport(result, fresh);
+  if (existing) await rename(target, old);
+  await rename(fresh, target);
+  await rm(old, { recursive: true, force: true });
 }

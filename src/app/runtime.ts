@@ -167,16 +167,18 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
 }
 
 /**
- * The living benchmark's maintainer: questions from the configured drafter, dialogues when an
- * OpenAI-compatible generator is configured, paragraphs clustered with the labeling encoder
+ * The living benchmark's maintainer: questions from the configured drafter, dialogues when it is
+ * the OpenAI-compatible generator, paragraphs clustered with the labeling encoder
  * (a Sentence-BERT model, as GrowOVER's) or else the reader's.
  */
 function benchmarkMaintainer(config: Config, db: Database, reader: SpanReader, labelEncoder: Embedder | undefined): BenchmarkMaintainer | null {
   if (config.benchmark === 'off') return null;
-  const questions = config.benchmark === 'openai' && config.generator ? new ChatQuestionGenerator(config.generator) : new LocalQuestionGenerator();
+  // A generator endpoint set for `ask` alone does not draft: only CHRONOQL_BENCHMARK=openai sends paragraphs to it.
+  const chat = config.benchmark === 'openai' ? config.generator : null;
+  const questions = chat ? new ChatQuestionGenerator(chat) : new LocalQuestionGenerator();
   const embed = async (texts: readonly string[]): Promise<Float32Array[]> =>
     labelEncoder ? splitRows(await labelEncoder.embed([...texts], 'query'), labelEncoder.dimension) : reader.questionVectors(texts.map(analyseQuestion));
-  return new BenchmarkMaintainer({ db, questions, dialogues: config.generator ? new ChatDialogueGenerator(config.generator) : null, embed, reader });
+  return new BenchmarkMaintainer({ db, questions, dialogues: chat ? new ChatDialogueGenerator(chat) : null, embed, reader });
 }
 
 /** Retries a Neo4j that does not answer yet (a database container still starting) with backoff, up to `waitMs`. */

@@ -23,7 +23,7 @@ import type { DialogueGenerator, DraftQuestion, QuestionGenerator } from './type
 
 /** The reader's answer must reach this token F1 against the drafted answer for the item to be kept. */
 export const ROUND_TRIP_F1 = 0.5;
-const ARTICLES_PER_TRANSACTION = 25;
+const ARTICLES_PER_TRANSACTION = 100;
 const ITEMS_PER_TRANSACTION = 500;
 
 export interface BenchmarkMaintenanceOptions {
@@ -56,19 +56,20 @@ const normalise = (text: string): string => text.toLowerCase().replace(/\s+/g, '
 
 /**
  * GrowOVER's rule: an item stays when all its evidence is UNCHANGED. A closed sentence counts as
- * unchanged when every successor is labeled UNCHANGED (moved, merged, split or reworded) and
- * an answer of the item still appears in the successors' text; a closed fact when it was only
- * refined (the refined value becomes the answer). Anything else (changed, deleted, updated,
- * removed) retires the item.
+ * unchanged when every successor is labeled UNCHANGED (moved, merged, split or reworded), and
+ * then a question's answer must still appear in its new evidence (a dialogue turn's reply is
+ * the expert's own words, so the label alone decides); a closed fact when it was only refined
+ * (the refined value becomes the answer). Anything else (changed, deleted, updated, removed)
+ * retires the item.
  */
 export function carryOver(item: AffectedItem): CarryOver {
-  const sentenceIds: string[] = [];
+  const sentences: Array<{ id: string; text: string }> = [];
   let factId: string | null = null;
   let answers = item.answers;
   for (const evidence of item.evidence) {
     if (!evidence.closed) {
       if (item.kind === 'FACT_QA') factId = evidence.id;
-      else sentenceIds.push(evidence.id);
+      else sentences.push({ id: evidence.id, text: evidence.text });
       continue;
     }
     if (evidence.successors.length === 0) return { action: 'retire' };
@@ -80,11 +81,13 @@ export function carryOver(item: AffectedItem): CarryOver {
       continue;
     }
     if (evidence.successors.some((successor) => successor.label !== 'UNCHANGED')) return { action: 'retire' };
-    const text = normalise(evidence.successors.map((successor) => successor.text).join(' '));
-    if (!item.answers.some((answer) => text.includes(normalise(answer)))) return { action: 'retire' };
-    for (const successor of evidence.successors) if (!sentenceIds.includes(successor.id)) sentenceIds.push(successor.id);
+    for (const successor of evidence.successors) if (!sentences.some((sentence) => sentence.id === successor.id)) sentences.push(successor);
   }
-  return { action: 'carry', sentenceIds, factId, answers };
+  if (item.kind !== 'FACT_QA' && item.kind !== 'DIALOGUE_TURN') {
+    const text = normalise(sentences.map((sentence) => sentence.text).join(' '));
+    if (!item.answers.some((answer) => text.includes(normalise(answer)))) return { action: 'retire' };
+  }
+  return { action: 'carry', sentenceIds: sentences.map((sentence) => sentence.id), factId, answers };
 }
 
 export class BenchmarkMaintainer {
@@ -139,8 +142,7 @@ export class BenchmarkMaintainer {
     for (let start = 0; start < articleIds.length; start += ARTICLES_PER_TRANSACTION) {
       const batch = articleIds.slice(start, start + ARTICLES_PER_TRANSACTION);
       const articles = await new BenchmarkRepository(this.options.db).articlesAt(batch, snapshot.takenAt);
-      const versions: NewItemVersion[] = [];
-      for (const article of articles) versions.push(...(await this.draftArticle(article, snapshot.id, report)));
+      const versions = await this.draftArticles(articles, snapshot.id, report);
       await this.options.db.writeTransaction(async (tx) => {
         const repository = new BenchmarkRepository(tx);
         await repository.write(versions, snapshot.takenAt, snapshot.id);
@@ -159,45 +161,52 @@ export class BenchmarkMaintainer {
     return chosen.map((index) => ({ key: `p${candidates[index]!.start}`, type: 'NEW' as const, sentences: candidates[index]!.sentences, paragraph: true }));
   }
 
-  /** Every group's drafts are read in one reader pass per article; a group keeps its best draft that passes. */
-  private async draftArticle(article: ArticleAtSnapshot, snapshotId: string, report: MaintenanceReport): Promise<NewItemVersion[]> {
+  /**
+   * The round-trip filter over a batch of articles: each group's drafts are read best first, in
+   * rounds (one reader pass over every group still without an item), until one is answered
+   * from its own evidence with token F1 ≥ ROUND_TRIP_F1 or the group has no draft left.
+   */
+  private async draftArticles(articles: readonly ArticleAtSnapshot[], snapshotId: string, report: MaintenanceReport): Promise<NewItemVersion[]> {
     const versions: NewItemVersion[] = [];
-    const candidates: Array<{ group: number; itemId: string; type: 'NEW' | 'CHANGED'; draft: DraftQuestion; evidence: SnapshotSentence[] }> = [];
-    const groups = await this.groupsOf(article);
-    for (const [index, group] of groups.entries()) {
-      const input = { title: article.title, sentences: group.sentences.map(({ text, previousText }) => ({ text, previousText })), type: group.type };
-      const itemId = `${article.articleId}#${snapshotId}#${group.key}`;
-      for (const draft of await this.options.questions.questions(input)) {
-        candidates.push({ group: index, itemId, type: group.type, draft, evidence: draft.evidence.flatMap((i) => group.sentences[i] ?? []) });
+    const pending: Array<{ article: ArticleAtSnapshot; itemId: string; type: 'NEW' | 'CHANGED'; sentences: SnapshotSentence[]; drafts: DraftQuestion[] }> = [];
+    for (const article of articles) {
+      for (const group of await this.groupsOf(article)) {
+        const input = { title: article.title, sentences: group.sentences.map(({ text, previousText }) => ({ text, previousText })), type: group.type };
+        const itemId = `${article.articleId}#${snapshotId}#${group.key}`;
+        pending.push({ article, itemId, type: group.type, sentences: group.sentences, drafts: await this.options.questions.questions(input) });
+        if (group.paragraph && this.options.dialogues) versions.push(...(await this.draftDialogues(this.options.dialogues, input, group.sentences, `${itemId}#d`, article.articleId)));
       }
-      if (group.paragraph && this.options.dialogues) versions.push(...(await this.draftDialogues(this.options.dialogues, input, group.sentences, `${itemId}#d`, article.articleId)));
     }
-    const spans = await this.options.reader.read(candidates.map(({ draft, evidence }) => ({ question: analyseQuestion(draft.question), text: evidence.map((sentence) => sentence.text).join(' ') })));
-    report.drafted += candidates.length;
-    const filled = new Set<number>();
-    candidates.forEach(({ group, itemId, type, draft, evidence }, i) => {
-      const span = spans[i];
-      if (filled.has(group) || !span || f1Score(span.text, draft.answers) < ROUND_TRIP_F1) return;
-      filled.add(group);
-      versions.push({
-        id: itemId,
-        itemId,
-        kind: 'TEXT_QA',
-        origin: type,
-        question: draft.question,
-        answers: draft.answers,
-        previousAnswers: draft.previousAnswers,
-        articleId: article.articleId,
-        dialogueId: null,
-        turn: null,
-        source: this.options.questions.name,
-        sentenceIds: evidence.map((sentence) => sentence.id),
-        factId: null,
-        contexts: [],
+    report.dialogueTurns += versions.length;
+    for (let round = 0; pending.some((group) => group.drafts.length > round); round++) {
+      const tried = pending.filter((group) => group.drafts.length > round);
+      const evidenceOf = (group: (typeof tried)[number]): SnapshotSentence[] => group.drafts[round]!.evidence.flatMap((i) => group.sentences[i] ?? []);
+      const spans = await this.options.reader.read(tried.map((group) => ({ question: analyseQuestion(group.drafts[round]!.question), text: evidenceOf(group).map((sentence) => sentence.text).join(' ') })));
+      report.drafted += tried.length;
+      tried.forEach((group, i) => {
+        const draft = group.drafts[round]!;
+        const span = spans[i];
+        if (!span || f1Score(span.text, draft.answers) < ROUND_TRIP_F1) return;
+        group.drafts = [];
+        report.kept += 1;
+        versions.push({
+          id: group.itemId,
+          itemId: group.itemId,
+          kind: 'TEXT_QA',
+          origin: group.type,
+          question: draft.question,
+          answers: draft.answers,
+          previousAnswers: draft.previousAnswers,
+          articleId: group.article.articleId,
+          dialogueId: null,
+          turn: null,
+          source: this.options.questions.name,
+          sentenceIds: evidenceOf({ ...group, drafts: [draft] }).map((sentence) => sentence.id),
+          factId: null,
+          contexts: [],
+        });
       });
-    });
-    report.kept += filled.size;
-    report.dialogueTurns += versions.filter((version) => version.kind === 'DIALOGUE_TURN').length;
+    }
     return versions;
   }
 

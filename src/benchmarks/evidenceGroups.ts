@@ -6,16 +6,10 @@
  * split) and each CHANGED sentence.
  */
 import { kmeans } from 'ml-kmeans';
+import type { SnapshotSentence } from '../graph/benchmarkRepository.js';
 
 /** A sentence of the article as the snapshot holds it. */
-export interface GroupSentence {
-  id: string;
-  text: string;
-  startsParagraph: boolean;
-  origin: string | null;
-  createdHere: boolean;
-  previousText: string | null;
-}
+export type GroupSentence = SnapshotSentence;
 
 /** Sentences one item is drafted from, with the type the item gets. */
 export interface EvidenceGroup<S extends GroupSentence = GroupSentence> {

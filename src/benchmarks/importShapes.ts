@@ -20,6 +20,7 @@
  *   [string]}, skipping answer "Unknown"). Neither shows a date or the spelling of `type`, so
  *   `date`/`timestamp`/`asOf` and new/updated/changed/unchanged are accepted as documented here.
  */
+import { createHash } from 'node:crypto';
 import { isoDay, parseDateInput } from '../domain/time.js';
 import { normalizeAnswer } from '../text/normalize.js';
 import type { BenchmarkItemType } from './types.js';
@@ -337,7 +338,8 @@ export function parseImportedItems(text: string, shape: ImportShape, source: str
       continue;
     }
     if (checked === UNANSWERABLE) continue;
-    const id = checked.id ?? `${source}:${where}`;
+    // A record without an id is named by what it asks, so adding a line elsewhere in the file does not rename it.
+    const id = checked.id ?? createHash('sha256').update(JSON.stringify([checked.question, checked.answers])).digest('hex').slice(0, 16);
     const seenAt = firstWhereOfId.get(id);
     if (seenAt !== undefined) {
       problems.push({ source, where, message: `id "${id}" appears twice (first at ${seenAt})` });

@@ -48,7 +48,7 @@ export function addBenchmarkCommands(program: Command): void {
       await withRuntime(async (runtime) => {
         const maintainer = runtime.benchmark;
         if (!maintainer) throw new RangeError('CHRONOQL_BENCHMARK=off: no benchmark is kept; unset it (or set local or openai) to build one');
-        if (!runtime.config.generator) process.stdout.write('no dialogues: they need an OpenAI-compatible generator (CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL)\n');
+        if (runtime.config.benchmark !== 'openai') process.stdout.write('no dialogues: they are drafted by an OpenAI-compatible generator (CHRONOQL_BENCHMARK=openai with CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL)\n');
         const reports = await runtime.services.ingest.holdingLease(120_000, () => maintainer.catchUp());
         if (reports.length === 0) process.stdout.write('every snapshot is maintained already; nothing to do\n');
         for (const r of reports) {

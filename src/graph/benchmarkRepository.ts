@@ -22,8 +22,8 @@ export interface AffectedItem {
   itemId: string;
   kind: BenchmarkKind;
   answers: string[];
-  /** Every evidence version in order; `closed` when this snapshot ended it. */
-  evidence: Array<{ id: string; closed: boolean; successors: ClosedEvidence['successors'] }>;
+  /** Every evidence version in order, with its text; `closed` when this snapshot ended it. */
+  evidence: Array<{ id: string; text: string; closed: boolean; successors: ClosedEvidence['successors'] }>;
 }
 
 /** A new item version to write, with the ids of its evidence versions in order. */
@@ -65,7 +65,7 @@ export interface ArticleAtSnapshot {
   sentences: SnapshotSentence[];
 }
 
-/** A fact version a snapshot created, with the passages valid then that state its value. */
+/** A fact version a snapshot created that a passage valid then states, with the value it replaced. */
 export interface NewFactAtSnapshot {
   id: string;
   subject: string;
@@ -145,10 +145,11 @@ export class BenchmarkRepository {
        WITH DISTINCT v
        MATCH (v)-[r:EVIDENCE]->(e)
        OPTIONAL MATCH (e)-[:REVISED_AS|SUPERSEDED_BY]->(next) WHERE next.validFrom = $at
+       WITH v, r, e, next ORDER BY next.orderKey
        WITH v, r, e, collect(CASE WHEN next IS NULL THEN null ELSE {id: next.id, text: coalesce(next.text, next.value), label: coalesce(next.origin, next.change)} END) AS successors
        ORDER BY r.position
        RETURN v.id AS versionId, v.itemId AS itemId, v.kind AS kind, v.answers AS answers,
-              collect({id: e.id, closed: e.validTo = $at, successors: successors}) AS evidence`,
+              collect({id: e.id, text: coalesce(e.text, e.value), closed: e.validTo = $at, successors: successors}) AS evidence`,
       { at: toNeo4jDateTime(at) },
     );
   }
@@ -214,7 +215,7 @@ export class BenchmarkRepository {
     const rows = await this.db.run<{ id: string }>(
       `MATCH (s:Sentence) WHERE s.validFrom = $at AND (s.origin IS NULL OR s.origin IN ['NEW', 'CHANGED'])
        WITH DISTINCT s.articleId AS id
-       MATCH (a:Article {id: id}) WHERE coalesce(a.benchmarkDraftedAt, '') <> $snapshotId
+       MATCH (a:Article {id: id}) WHERE coalesce(a.benchmarkDraftedIn, '') <> $snapshotId
        RETURN id ORDER BY id`,
       { at: toNeo4jDateTime(at), snapshotId },
     );
@@ -240,7 +241,7 @@ export class BenchmarkRepository {
 
   /** Marks articles as drafted from at a snapshot, so a re-run after a crash skips them. */
   async markDrafted(articleIds: string[], snapshotId: string): Promise<void> {
-    await this.db.run(`UNWIND $ids AS id MATCH (a:Article {id: id}) SET a.benchmarkDraftedAt = $snapshotId`, { ids: articleIds, snapshotId });
+    await this.db.run(`UNWIND $ids AS id MATCH (a:Article {id: id}) SET a.benchmarkDraftedIn = $snapshotId`, { ids: articleIds, snapshotId });
   }
 
   /** Fact versions created at `at` (NEW, UPDATED, or in the article's first snapshot) that a passage valid then states. */
@@ -273,31 +274,32 @@ export class BenchmarkRepository {
     await this.db.run(`MATCH (s:Snapshot {id: $id}) SET s.benchmarkMaintainedAt = datetime()`, { id: snapshotId });
   }
 
-  /** One page of the benchmark as of a date, by item id after the cursor. */
+  /** One page of the benchmark as of a date, by item id after the cursor, with how many items match in all. */
   async page(filter: BenchmarkFilter, first: number, afterItemId: string | null): Promise<{ items: Array<BenchmarkItemRecord & { type: BenchmarkItemType }>; total: number; hasNext: boolean }> {
-    const rows = await this.db.run<{ items: Array<{ item: ItemRow; type: BenchmarkItemType }>; total: number }>(
-      `CALL () {
+    const params = { asOf: toNeo4jDateTime(filter.asOf), kinds: filter.kinds, types: filter.types, after: afterItemId, limit: int(first + 1) };
+    const matching = `CALL () {
          OPTIONAL MATCH (s:Snapshot {status: 'COMPLETE'}) WHERE s.takenAt <= $asOf
          RETURN max(s.takenAt) AS snapshotAt
        }
        MATCH (v:BenchmarkItem) WHERE ${validAtCypher('v')} AND ($kinds IS NULL OR v.kind IN $kinds)
        WITH v, ${TYPE_AT('v', 'snapshotAt')} AS type
-       WHERE $types IS NULL OR type IN $types
-       WITH v, type ORDER BY v.itemId
-       WITH collect({v: v, type: type}) AS entries
-       UNWIND [entry IN entries WHERE $after IS NULL OR entry.v.itemId > $after][0..$limit] AS entry
-       WITH entries, entry.v AS v, entry.type AS type
-       CALL (v) {
-         OPTIONAL MATCH (v)-[r:EVIDENCE]->(e)
-         RETURN collect(CASE WHEN e IS NULL THEN null ELSE {id: e.id, text: coalesce(e.text, e.attribute + ': ' + e.value), position: r.position} END) AS evidence
-       }
-       RETURN size(entries) AS total,
-              collect({item: v {.id, .itemId, .kind, .origin, .question, .answers, .previousAnswers, .articleId, .dialogueId, .turn,
-                                .source, .contexts, .validFrom, .validTo, .recordedAt, evidence: evidence}, type: type}) AS items`,
-      { asOf: toNeo4jDateTime(filter.asOf), kinds: filter.kinds, types: filter.types, after: afterItemId, limit: int(first + 1) },
-    );
-    const items = (rows[0]?.items ?? []).map(toRecord);
-    return { items: items.slice(0, first), total: rows[0]?.total ?? 0, hasNext: items.length > first };
+       WHERE ($types IS NULL OR type IN $types)`;
+    const [counted, rows] = await Promise.all([
+      this.db.run<{ total: number }>(`${matching} RETURN count(v) AS total`, params),
+      this.db.run<{ item: ItemRow; type: BenchmarkItemType }>(
+        `${matching} AND ($after IS NULL OR v.itemId > $after)
+         WITH v, type ORDER BY v.itemId LIMIT $limit
+         CALL (v) {
+           OPTIONAL MATCH (v)-[r:EVIDENCE]->(e)
+           RETURN collect(CASE WHEN e IS NULL THEN null ELSE {id: e.id, text: coalesce(e.text, e.attribute + ': ' + e.value), position: r.position} END) AS evidence
+         }
+         RETURN v {.id, .itemId, .kind, .origin, .question, .answers, .previousAnswers, .articleId, .dialogueId, .turn,
+                   .source, .contexts, .validFrom, .validTo, .recordedAt, evidence: evidence} AS item, type`,
+        params,
+      ),
+    ]);
+    const items = rows.map(toRecord);
+    return { items: items.slice(0, first), total: counted[0]?.total ?? 0, hasNext: items.length > first };
   }
 
   /** How many items each complete snapshot's benchmark holds, per kind and type (GrowOVER's Table 13). */

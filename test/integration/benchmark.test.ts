@@ -72,9 +72,24 @@ describe('the living benchmark kept with every snapshot', () => {
     assert.equal(stats.filter((row) => row.snapshotId === '2024-01-01').reduce((sum, row) => sum + row.count, 0), first.length);
     assert.equal(stats.filter((row) => row.snapshotId === '2025-01-01').reduce((sum, row) => sum + row.count, 0), second.length);
 
-    // Maintenance is idempotent: running it again writes nothing.
+    // Paging walks every item once, in order, with the same total on every page, the last one included.
+    const walked: string[] = [];
+    for (let after: string | null = null; ; ) {
+      const page: { data: any } = await execute(runtime, 'query ($after: String) { benchmark(asOf: "2025-01-01T00:00:00Z", first: 3, after: $after) { totalCount edges { node { itemId } } pageInfo { hasNextPage endCursor } } }', { after });
+      assert.equal(page.data.benchmark.totalCount, second.length);
+      walked.push(...page.data.benchmark.edges.map((edge: { node: { itemId: string } }) => edge.node.itemId));
+      if (!page.data.benchmark.pageInfo.hasNextPage) break;
+      after = page.data.benchmark.pageInfo.endCursor;
+    }
+    assert.deepEqual(walked, second.map((item) => item.id));
+
+    // Maintenance is idempotent: running it again, for either snapshot, writes nothing.
+    const versions = async (): Promise<number> => (await runtime.services.db.run<{ n: number }>('MATCH (v:BenchmarkItem) RETURN count(v) AS n'))[0]!.n;
+    const stored = await versions();
     assert.deepEqual(await runtime.benchmark!.catchUp(), []);
+    await runtime.benchmark!.maintain({ id: '2024-01-01', takenAt: day('2024-01-01') });
     await runtime.benchmark!.maintain({ id: '2025-01-01', takenAt: day('2025-01-01') });
+    assert.equal(await versions(), stored);
     assert.deepEqual(await exportLines(runtime.services.benchmarkItems, { asOf: day('2025-01-01'), kinds: null, types: null }), second);
   });
 

@@ -93,10 +93,14 @@ describe('importing public QA sets', () => {
       { question: 'Who coaches Club X?', answer: 'Ana Silva', answer_old: 'Bo Berg', paragraphs: [{ title: 'Club X', text: 'Ana Silva coaches Club X.' }] },
     );
     const carl = parseImportedItems(sample, 'dynaquest', 'sample.jsonl').items;
-    assert.deepEqual(carl.map((item) => [item.id, item.previousAnswers, item.type]), [
-      ['sample.jsonl:1', [], null],
-      ['sample.jsonl:2', ['Bo Berg'], null],
+    assert.deepEqual(carl.map((item) => [item.previousAnswers, item.type]), [
+      [[], null],
+      [['Bo Berg'], null],
     ]);
+    // Records without an id are named by their question and answers, not by their line.
+    const reordered = parseImportedItems(sample.split('\n').reverse().join('\n'), 'dynaquest', 'sample.jsonl').items;
+    assert.deepEqual(reordered.map((item) => item.id).reverse(), carl.map((item) => item.id));
+    assert.match(carl[0]!.id, /^[0-9a-f]{16}$/);
     const combined = JSON.stringify([
       { id: 7, page: 'Club X', question: 'Who is the head coach of Club X?', answer: 'Ana Silva', previous_answer: 'Bo Berg', type: 'Updated', date: '2024-09-16', context: ['Ana Silva was appointed head coach in September 2024.'] },
       { id: 8, page: 'Club X', question: 'Who is the chairman of Club X?', answer: 'Unknown', type: 'new', context: [] },

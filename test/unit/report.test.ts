@@ -1,12 +1,12 @@
 // The report of an evaluation over time: its markdown tables against tables written out by hand,
 // its charts as well-formed SVG naming every series, and the folder writeReport leaves behind.
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { renderCharts, type Chart } from '../../eval/overTime/charts.js';
-import { writeReport } from '../../eval/overTime/reportPage.js';
+import { publishReport, writeReport } from '../../eval/overTime/reportPage.js';
 import type { EvaluationCell, EvaluationOverTime } from '../../eval/overTime/result.js';
 import { sizesMarkdown, table4Markdown } from '../../eval/overTime/table.js';
 import { overTimeFixture } from '../support/overTimeFixture.js';
@@ -191,5 +191,18 @@ describe('report folder', () => {
     assert.ok(html.includes('<td class="number">45.2 / 55.9</td>'), 'Table 4 is there');
     assert.ok(html.includes('<th scope="row">2024-07-01</th><td class="number">35</td><td class="number">30</td><td class="number">110</td><td class="number">175</td>'), 'the sizes are there');
     assert.doesNotMatch(html, /<script|<link|<img|@import|url\(/i, 'nothing to run or fetch');
+  });
+
+  it('publishes a report in place of the one before, and leaves a directory that holds anything else alone', async () => {
+    const published = join(dir, 'published');
+    await publishReport(overTimeFixture(), published);
+    await publishReport({ ...overTimeFixture(), source: 'second run' }, published);
+    assert.equal(JSON.parse(await readFile(join(published, 'result.json'), 'utf8')).source, 'second run');
+    assert.deepEqual((await readdir(dir)).filter((name) => name.startsWith('published')), ['published'], 'nothing left beside it');
+    const dataDir = join(dir, 'data');
+    await mkdir(join(dataDir, 'neo4j'), { recursive: true });
+    await writeFile(join(dataDir, 'demo-api-key'), 'secret');
+    await assert.rejects(publishReport(overTimeFixture(), dataDir), /holds files other than a report/);
+    assert.deepEqual((await readdir(dataDir)).sort(), ['demo-api-key', 'neo4j']);
   });
 });
