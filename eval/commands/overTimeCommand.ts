@@ -15,6 +15,8 @@ const STORE_KINDS: BenchmarkKind[] = ['TEXT_QA', 'FACT_QA', 'DIALOGUE_TURN'];
 async function storeItems(runtime: Runtime): Promise<{ items: TimedItem[]; snapshots: string[]; sizes: BenchmarkSize[] }> {
   const repository = runtime.services.benchmarkItems;
   const snapshots = await repository.snapshots();
+  const unmaintained = snapshots.filter((snapshot) => !snapshot.maintained).map((snapshot) => snapshot.id);
+  if (unmaintained.length > 0) throw new RangeError(`the benchmark of ${unmaintained.join(', ')} is not maintained yet: run \`chronoql benchmark build\` first`);
   const items: TimedItem[] = [];
   for (const snapshot of snapshots) {
     for (const line of await exportLines(repository, { asOf: snapshot.takenAt, kinds: STORE_KINDS, types: null })) {

@@ -26,25 +26,13 @@ export interface AffectedItem {
   evidence: Array<{ id: string; text: string; closed: boolean; successors: ClosedEvidence['successors'] }>;
 }
 
-/** A new item version to write, with the ids of its evidence versions in order. */
-export interface NewItemVersion {
-  id: string;
-  itemId: string;
-  kind: BenchmarkKind;
-  origin: BenchmarkItemType;
-  question: string;
-  answers: string[];
-  previousAnswers: string[];
-  articleId: string | null;
-  dialogueId: string | null;
-  turn: number | null;
-  source: string;
+/** A new item version to write: its valid and transaction time are set when it is written, its evidence named by id. */
+export type NewItemVersion = Omit<BenchmarkItemRecord, 'evidence' | 'validFrom' | 'validTo' | 'recordedAt'> & {
   /** The sentence versions a question from text (or a dialogue turn) rests on, in order. */
   sentenceIds: string[];
   /** The fact version a fact question rests on. */
   factId: string | null;
-  contexts: Array<{ title: string; text: string }>;
-}
+};
 
 /** A sentence valid at a snapshot, with what generation needs to know about it. */
 export interface SnapshotSentence {
