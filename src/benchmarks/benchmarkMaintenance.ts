@@ -185,6 +185,7 @@ export class BenchmarkMaintainer {
       report.drafted += tried.length;
       tried.forEach((group, i) => {
         const draft = group.drafts[round]!;
+        const evidence = evidenceOf(group);
         const span = spans[i];
         if (!span || f1Score(span.text, draft.answers) < ROUND_TRIP_F1) return;
         group.drafts = [];
@@ -201,7 +202,7 @@ export class BenchmarkMaintainer {
           dialogueId: null,
           turn: null,
           source: this.options.questions.name,
-          sentenceIds: evidenceOf({ ...group, drafts: [draft] }).map((sentence) => sentence.id),
+          sentenceIds: evidence.map((sentence) => sentence.id),
           factId: null,
           contexts: [],
         });

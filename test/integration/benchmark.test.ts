@@ -112,8 +112,11 @@ describe('the living benchmark kept with every snapshot', () => {
   });
 });
 
-/** A chat model that drafts from the numbered sentences it is shown, and fails when told to. */
-function draftingModel(failOn: (request: ChatServerRequest, index: number) => boolean): (request: ChatServerRequest) => { content: string } | { status: number; text: string } {
+/**
+ * A chat model that drafts from the numbered sentences it is shown, and fails when told to. With
+ * a decoy, its first question is one its evidence does not answer (the reader finds a year, not "art").
+ */
+function draftingModel(failOn: (request: ChatServerRequest, index: number) => boolean, decoy: () => boolean): (request: ChatServerRequest) => { content: string } | { status: number; text: string } {
   let index = 0;
   return (request) => {
     if (failOn(request, index++)) return { status: 500, text: 'model overloaded' };
@@ -129,16 +132,19 @@ function draftingModel(failOn: (request: ChatServerRequest, index: number) => bo
     const year = /\b\d{4}\b/.exec(sentences[at]!)![0];
     const question = `In which year: ${sentences[at]!.replace(year, 'what year').replace(/\.$/, '')}?`;
     const previousYear = previous[0]?.match(/\b\d{4}\b/g)?.find((value) => value !== year);
-    return { content: JSON.stringify({ questions: [{ question, answer: year, evidence: [at + 1], ...(previousYear ? { previous_answer: previousYear } : {}) }] }) };
+    const good = { question, answer: year, evidence: [at + 1], ...(previousYear ? { previous_answer: previousYear } : {}) };
+    const unanswered = { question: 'In which year did the museum open to the public?', answer: 'art', evidence: [1] };
+    return { content: JSON.stringify({ questions: decoy() && /\bart\b/.test(sentences[0]!) ? [unanswered, good] : [good] }) };
   };
 }
 
 describe('dialogues and a maintenance cut short, with an OpenAI-compatible generator', () => {
   let model: ChatServer;
   let failing = false;
+  let decoy = false;
   let runtime: Runtime;
   before(async () => {
-    model = await startChatServer(draftingModel(() => failing));
+    model = await startChatServer(draftingModel(() => failing, () => decoy));
     runtime = await openTestRuntime({ env: { CHRONOQL_BENCHMARK: 'openai', CHRONOQL_GENERATOR_BASE_URL: model.baseUrl, CHRONOQL_GENERATOR_MODEL: 'drafter' } });
   });
   after(async () => {
@@ -148,6 +154,16 @@ describe('dialogues and a maintenance cut short, with an OpenAI-compatible gener
   beforeEach(async () => {
     await resetKnowledge(runtime);
     failing = false;
+    decoy = false;
+  });
+
+  it('keeps a drafted question only when the reader answers it from its own evidence', async () => {
+    decoy = true;
+    await runtime.services.ingest.ingest([article('Louvre', LOUVRE_1)], { takenAt: day('2024-01-01'), source: 'test' });
+    const asked = model.requests.filter((request) => /quiz/.test(String(request.body.messages[0].content))).length;
+    assert.equal(asked, 1, 'one paragraph, one request');
+    const items = await exportLines(runtime.services.benchmarkItems, { asOf: day('2024-01-01'), kinds: ['TEXT_QA'], types: null });
+    assert.deepEqual(items.map((item) => item.answers), [['1793']], 'the unanswered draft was dropped, the next one kept');
   });
 
   it('keeps a dialogue whose turn lost its evidence, leaving out only that turn', async () => {
@@ -168,18 +184,31 @@ describe('dialogues and a maintenance cut short, with an OpenAI-compatible gener
   });
 
   it('finishes a maintenance that failed half-way when run again, writing nothing twice', async () => {
-    failing = true;
     await runtime.services.ingest.ingest([article('Louvre', LOUVRE_1), article('Eiffel Tower', TOWER)], { takenAt: day('2024-01-01'), source: 'test' });
-    assert.deepEqual(await exportLines(runtime.services.benchmarkItems, { asOf: day('2024-01-01'), kinds: ['TEXT_QA', 'DIALOGUE_TURN'], types: null }), [], 'the failed run wrote no text items');
-    const stored = (await runtime.services.db.run<{ maintained: boolean }>(`MATCH (s:Snapshot {id: '2024-01-01'}) RETURN s.benchmarkMaintainedAt IS NOT NULL AS maintained`))[0]!;
-    assert.equal(stored.maintained, false, 'the snapshot is left to maintain');
+    const first = await exportLines(runtime.services.benchmarkItems, { asOf: day('2024-01-01'), kinds: null, types: null });
+    const onChanged = first.filter((item) => item.evidence.some((text) => /1190|35,000/.test(text)));
+    assert.ok(onChanged.length > 0, 'some items rest on the sentences the next snapshot changes');
+
+    // The model fails while the second snapshot is maintained: the retirements are written, the drafting is not.
+    failing = true;
+    await runtime.services.ingest.ingest([article('Louvre', LOUVRE_2), article('Eiffel Tower', TOWER)], { takenAt: day('2025-01-01'), source: 'test' });
+    const cut = await exportLines(runtime.services.benchmarkItems, { asOf: day('2025-01-01'), kinds: null, types: null });
+    assert.deepEqual(cut.map((item) => item.id).sort(), first.filter((item) => !onChanged.includes(item)).map((item) => item.id).sort(), 'retired at once');
+    assert.equal(cut.filter((item) => item.type === 'CHANGED' && item.kind !== 'FACT_QA').length, 0, 'nothing drafted yet');
+    const maintained = async (): Promise<boolean> =>
+      (await runtime.services.db.run<{ maintained: boolean }>(`MATCH (s:Snapshot {id: '2025-01-01'}) RETURN s.benchmarkMaintainedAt IS NOT NULL AS maintained`))[0]!.maintained;
+    assert.equal(await maintained(), false, 'the snapshot is left to maintain');
+
     failing = false;
-    const reports = await runtime.benchmark!.catchUp();
-    assert.equal(reports.length, 1);
-    const items = await exportLines(runtime.services.benchmarkItems, { asOf: day('2024-01-01'), kinds: null, types: null });
-    assert.ok(items.filter((item) => item.kind === 'TEXT_QA').length >= 2);
+    const [report] = await runtime.benchmark!.catchUp();
+    assert.equal(report?.snapshotId, '2025-01-01');
+    assert.equal(report.retired, 0, 'what was retired is not retired again');
+    assert.ok(report.kept > 0);
+    assert.equal(await maintained(), true);
+    const items = await exportLines(runtime.services.benchmarkItems, { asOf: day('2025-01-01'), kinds: null, types: null });
+    assert.ok(items.some((item) => item.type === 'CHANGED' && item.kind === 'TEXT_QA'), 'the changed sentence now has its item');
     assert.equal(new Set(items.map((item) => item.id)).size, items.length, 'no item twice');
-    const versions = await runtime.services.db.run<{ n: number }>('MATCH (v:BenchmarkItem) RETURN count(v) AS n');
-    assert.equal(versions[0]!.n, items.length, 'one version each');
+    const retiredTwice = await runtime.services.db.run<{ n: number }>(`MATCH (v:BenchmarkItem)-[:REVISED_AS]->(:BenchmarkItem)-[:REVISED_AS]->(:BenchmarkItem) RETURN count(v) AS n`);
+    assert.equal(retiredTwice[0]!.n, 0);
   });
 });
