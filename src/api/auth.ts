@@ -131,8 +131,10 @@ export class Authenticator {
     } catch (error) {
       throw unauthenticated(`invalid token: ${(error as Error).message}`);
     }
+    // jose checks that "sub" is present, not what it is: an object would become "[object Object]" in the log.
+    if (typeof payload.sub !== 'string' || payload.sub.trim() === '') throw unauthenticated('invalid token: the "sub" claim must be a non-empty string');
     const role = parseRole(payload[jwt.roleClaim]);
     if (!role) throw unauthenticated(`the token's "${jwt.roleClaim}" claim must be reader, writer or admin`);
-    return { subject: String(payload.sub), role, via: 'jwt' };
+    return { subject: payload.sub, role, via: 'jwt' };
   }
 }

@@ -257,6 +257,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
       context: async ({ req, res }) => runtime.requestContext({ principal: (res.locals.principal as Principal | null | undefined) ?? null, requestId: String(req.id) }),
     }),
   );
+  // An unknown route answers in JSON like everything else, not with Express's HTML page.
+  app.use((request: express.Request, response: express.Response) => {
+    sendError(response, 404, 'NOT_FOUND', `no route ${request.method} ${request.path}: the API is at ${GRAPHQL_PATH}`);
+  });
   // Body-parser errors (too large, not JSON) answer as GraphQL errors in JSON, not as an HTML page with a stack trace.
   app.use((error: { status?: number; type?: string }, _request: express.Request, response: express.Response, next: express.NextFunction) => {
     if (!error || typeof error.status !== 'number') return next(error);

@@ -23,7 +23,8 @@ export function checkArticle(raw: unknown): ArticleInput | string[] {
   if (typeof record.id !== 'string' || record.id.trim() === '') problems.push('"id" must be a non-empty string');
   if (typeof record.text !== 'string') problems.push('"text" must be a string');
   if (record.title !== undefined && record.title !== null && typeof record.title !== 'string') problems.push('"title" must be a string when given');
-  const infobox: Record<string, string> = {};
+  // No prototype: an attribute named "__proto__" is an attribute like any other, not a prototype to set.
+  const infobox: Record<string, string> = Object.create(null) as Record<string, string>;
   const entries = infoboxEntries(record.infobox, problems);
   const attributeByKey = new Map<string, string>();
   for (const [attribute, value] of entries) {

@@ -127,6 +127,9 @@ describe('access control', () => {
       expired: [await sign({ role: 'admin' }, (jwt) => jwt.setExpirationTime(Math.floor(Date.now() / 1000) - 60)), 'UNAUTHENTICATED'],
       'other secret': [await new SignJWT({ role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(new TextEncoder().encode('x'.repeat(40))), 'UNAUTHENTICATED'],
       'alg none': [`${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ role: 'admin', sub: 'x', iss: ISSUER, aud: AUDIENCE, exp: 9e9 })).toString('base64url')}.`, 'UNAUTHENTICATED'],
+      // A subject that is no name (it would be logged as "[object Object]" or as nothing).
+      'object sub': [await new SignJWT({ role: 'admin', sub: { id: 1 } } as never).setProtectedHeader({ alg: 'HS256' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(secret), 'UNAUTHENTICATED'],
+      'empty sub': [await sign({ role: 'admin' }, (jwt) => jwt.setSubject(' ')), 'UNAUTHENTICATED'],
     } as const;
     for (const [what, [token, code]] of Object.entries(refusals)) {
       assert.equal((await post(hsServer, INGEST, { token })).body.errors?.[0]?.extensions.code, code, what);

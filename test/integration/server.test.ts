@@ -191,5 +191,10 @@ describe('GraphQL server', () => {
     assert.match(metrics, /chronoql_subscriptions_active \d+/);
     const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'trace-42' }, body: '{"query":"{ snapshots { id } }"}' });
     assert.equal(response.headers.get('x-request-id'), 'trace-42');
+    // An unknown route answers in JSON with a code, as every other error does (it was an HTML page).
+    const unknown = await fetch(server.url.replace('/graphql', '/no-such-route'));
+    assert.equal(unknown.status, 404);
+    assert.match(unknown.headers.get('content-type') ?? '', /application\/json/);
+    assert.deepEqual(((await unknown.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code, 'NOT_FOUND');
   });
 });

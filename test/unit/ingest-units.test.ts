@@ -139,6 +139,17 @@ describe('fact diffing', () => {
 });
 
 describe('snapshot reader', () => {
+  it('keeps an infobox attribute named __proto__ like any other (it was dropped)', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'chronoql-'));
+    const file = join(directory, 'proto.jsonl');
+    await writeFile(file, '{"id": "A", "text": "Fine.", "infobox": {"__proto__": "x", "Capital": "Paris"}}\n');
+    const [article] = await readSnapshotFile(file);
+    assert.deepEqual(Object.entries(article!.infobox), [
+      ['__proto__', 'x'],
+      ['Capital', 'Paris'],
+    ]);
+  });
+
   it('reports every bad line with file and line number', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'chronoql-'));
     const file = join(directory, 'bad.jsonl');
