@@ -110,7 +110,9 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     server: httpServer,
     path: GRAPHQL_PATH,
     maxPayload: QUERY_LIMITS.maxBodyBytes,
-    verifyClient: ({ origin, req }: { origin: string; req: IncomingMessage }) => originAllowed(origin, req.headers.host, options.allowedOrigins),
+    // A page of another site is forbidden, not unauthenticated: its credentials are not the problem (403, not ws's default 401).
+    verifyClient: ({ origin, req }: { origin: string; req: IncomingMessage }, done: (allowed: boolean, status?: number, message?: string) => void) =>
+      originAllowed(origin, req.headers.host, options.allowedOrigins) ? done(true) : done(false, 403, 'Forbidden: this origin may not open the WebSocket'),
   });
   const wsCleanup = useServer<Record<string, unknown>, RequestContext>(
     {

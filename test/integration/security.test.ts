@@ -167,6 +167,20 @@ describe('access control', () => {
     assert.equal(event(await subscribeOnce(server, { origin: sameOrigin, connectionParams: { Authorization: `Bearer ${reader}` } })), 1);
     const foreign = await subscribeOnce(server, { origin: 'https://evil.example', connectionParams: { Authorization: `Bearer ${reader}` } });
     assert.ok(!Array.isArray(foreign) && event(foreign) === undefined, `a foreign origin is refused: ${String(foreign)}`);
+    // Refused as forbidden (403): a key would not help (it was 401).
+    const upgradeStatus = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(server.url.replace('http', 'ws'), 'graphql-transport-ws', { origin: 'https://evil.example' });
+      socket.on('unexpected-response', (_request, response) => {
+        resolve(response.statusCode ?? 0);
+        socket.terminate();
+      });
+      socket.on('open', () => {
+        resolve(101);
+        socket.close();
+      });
+      socket.on('error', () => {});
+    });
+    assert.equal(upgradeStatus, 403);
   });
 
   // Here, not in server.test.ts: this runtime has no change feed polling Neo4j, so the round-trip count is the requests' own.
