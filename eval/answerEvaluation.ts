@@ -14,6 +14,15 @@ import { isCorrect } from './gateTraining.js';
 
 const BATCH = 64;
 
+/** A comma-separated `--modes` list as retrieval modes; an unknown name is an error naming the known ones. */
+export function parseRetrievalModes(list: string): RetrievalMode[] {
+  return list.split(',').map((mode) => {
+    const known = RetrievalMode[mode.trim() as keyof typeof RetrievalMode];
+    if (!known) throw new RangeError(`--modes: unknown mode "${mode}" (known: ${Object.keys(RetrievalMode).join(', ')})`);
+    return known;
+  });
+}
+
 export interface ReliabilityBin {
   /** p(reliable) from `from` up to (not including) `to`; the last bin includes 1. */
   from: number;

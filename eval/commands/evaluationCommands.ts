@@ -169,14 +169,9 @@ storeOptions(
     .option('--without-facts', "leave the graph's facts out of the candidates (measures the passage path alone)")
     .option('--out <file>', 'JSON result file'),
 ).action(async (options: StoreOptions & { modes: string; withoutFacts?: boolean; out?: string }) => {
-  const { answerTable, evaluateAsk, evaluateGoldParagraph } = await import('../answerEvaluation.js');
+  const { answerTable, evaluateAsk, evaluateGoldParagraph, parseRetrievalModes } = await import('../answerEvaluation.js');
   const { withEvaluationStore } = await import('../evaluationStore.js');
-  const { RetrievalMode } = await import('../../src/qa/types.js');
-  const modes = options.modes.split(',').map((mode) => {
-    const known = RetrievalMode[mode.trim() as keyof typeof RetrievalMode];
-    if (!known) throw new RangeError(`--modes: unknown mode "${mode}" (known: ${Object.keys(RetrievalMode).join(', ')})`);
-    return known;
-  });
+  const modes = parseRetrievalModes(options.modes);
   const { items, store } = await questionsAndStore(options);
   let goldParagraph = null;
   const withRetrieval = await withEvaluationStore(store, cliLog(), async (runtime) => {

@@ -4,7 +4,6 @@ import { cliConfig, withProgress, withRuntime, writeJson } from '../../src/cli/c
 import type { BenchmarkKind } from '../../src/domain/model.js';
 import { isoDay } from '../../src/domain/time.js';
 import { exportLines } from '../../src/benchmarks/benchmarkFiles.js';
-import { RetrievalMode } from '../../src/qa/types.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import type { TimedItem } from '../overTime/evaluateOverTime.js';
 import type { BenchmarkSize } from '../overTime/result.js';
@@ -39,14 +38,6 @@ async function storeItems(runtime: Runtime): Promise<{ items: TimedItem[]; snaps
   return { items, snapshots: snapshots.map((snapshot) => isoDay(snapshot.takenAt)), sizes };
 }
 
-function parseModes(list: string): RetrievalMode[] {
-  return list.split(',').map((mode) => {
-    const known = RetrievalMode[mode.trim() as keyof typeof RetrievalMode];
-    if (!known) throw new RangeError(`--modes: unknown mode "${mode}" (known: ${Object.keys(RetrievalMode).join(', ')})`);
-    return known;
-  });
-}
-
 export function addOverTimeCommand(program: Command): void {
   program
     .command('eval')
@@ -58,7 +49,8 @@ export function addOverTimeCommand(program: Command): void {
     .option('--out <file>', 'JSON result file')
     .option('--report <dir>', 'write SVG charts and an HTML page there, and publish them at the server\'s /reports')
     .action(async (options: { qa?: string; modes: string; out?: string; report?: string }) => {
-      const modes = parseModes(options.modes);
+      const { parseRetrievalModes } = await import('../answerEvaluation.js');
+      const modes = parseRetrievalModes(options.modes);
       const { evaluateOverTime, sizesOf } = await import('../overTime/evaluateOverTime.js');
       const { sizesMarkdown, table4Markdown } = await import('../overTime/table.js');
       const result = await withRuntime(async (runtime) => {
@@ -80,7 +72,7 @@ export function addOverTimeCommand(program: Command): void {
       if (options.report) {
         const { publishReport, writeReport } = await import('../overTime/reportPage.js');
         await writeReport(result, options.report);
-        await publishReport(result, cliConfig().reportsDir);
+        await publishReport(options.report, cliConfig().reportsDir);
         process.stdout.write(`report → ${options.report} (published to ${cliConfig().reportsDir}, served at /reports)\n`);
       }
     });

@@ -21,19 +21,25 @@ export type TimedItem = QaItem & { snapshot: string };
 
 const BATCH = 64;
 
-/** A dialogue turn is asked after the turns before it, each with the expert's reply. */
-function conversationOf(item: TimedItem, all: readonly TimedItem[]): Turn[] {
-  if (!item.dialogue) return [];
-  const { id, turn } = item.dialogue;
-  return all
-    .filter((other) => other.snapshot === item.snapshot && other.dialogue?.id === id && other.dialogue.turn < turn)
-    .sort((a, b) => a.dialogue!.turn - b.dialogue!.turn)
-    .map((other) => ({ question: other.question, answer: other.answers[0] ?? null }));
-}
-
-function requestOf(item: TimedItem, all: readonly TimedItem[], mode: RetrievalMode): AskRequest {
-  const conversation = conversationOf(item, all);
-  return { question: item.question, asOf: item.asOf, retrieval: mode, ...(conversation.length > 0 ? { conversation } : {}) };
+/** Each item's conversation: a dialogue turn is asked after the turns before it, each with the expert's reply. */
+function conversationsOf(items: readonly TimedItem[]): Turn[][] {
+  const turnsOf = new Map<string, TimedItem[]>();
+  for (const item of items) {
+    if (!item.dialogue) continue;
+    const key = `${item.snapshot}\u0000${item.dialogue.id}`;
+    const turns = turnsOf.get(key);
+    if (turns) turns.push(item);
+    else turnsOf.set(key, [item]);
+  }
+  return items.map((item) => {
+    if (!item.dialogue) return [];
+    const { turn } = item.dialogue;
+    return turnsOf
+      .get(`${item.snapshot}\u0000${item.dialogue.id}`)!
+      .filter((other) => other.dialogue!.turn < turn)
+      .sort((a, b) => a.dialogue!.turn - b.dialogue!.turn)
+      .map((other) => ({ question: other.question, answer: other.answers[0] ?? null }));
+  });
 }
 
 /** Whether the documents retrieved for a question hold (or are part of) one of its evidence texts. */
@@ -98,11 +104,20 @@ export async function evaluateOverTime(
 ): Promise<EvaluationOverTime> {
   const total = Math.ceil(items.length / BATCH) * options.modes.length;
   let done = 0;
+  // The same requests in every mode but for the mode itself.
+  const conversations = conversationsOf(items);
+  const requestOf = (i: number, mode: RetrievalMode): AskRequest => ({
+    question: items[i]!.question,
+    asOf: items[i]!.asOf,
+    retrieval: mode,
+    ...(conversations[i]!.length > 0 ? { conversation: conversations[i] } : {}),
+  });
   const answers = new Map<RetrievalMode, AnswerResult[]>();
   for (const mode of options.modes) {
     const results: AnswerResult[] = [];
     for (let start = 0; start < items.length; start += BATCH) {
-      results.push(...(await ask.batchAsk(items.slice(start, start + BATCH).map((item) => requestOf(item, items, mode)), new Date(), 'eval')));
+      const batch = Array.from({ length: Math.min(BATCH, items.length - start) }, (_, offset) => requestOf(start + offset, mode));
+      results.push(...(await ask.batchAsk(batch, new Date(), 'eval')));
       options.onProgress?.(++done, total);
     }
     answers.set(mode, results);

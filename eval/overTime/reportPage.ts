@@ -3,7 +3,7 @@
  * an index.html that holds everything itself (styles, charts as inline SVG, tables), so it opens
  * from disk, from a server or from an archive the same way, needing no script and no network.
  */
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { renderCharts, type Chart } from './charts.js';
 import type { EvaluationOverTime } from './result.js';
@@ -104,11 +104,12 @@ export async function writeReport(result: EvaluationOverTime, dir: string): Prom
 }
 
 /**
- * Makes `result`'s report the one at `published` (what the server shows at /reports): written
- * beside it first, then swapped in, so the server never shows half a report. A directory there
- * that holds anything but a report is left alone: CHRONOQL_REPORTS_DIR may point anywhere.
+ * Makes the report written in `written` the one at `published` (what the server shows at
+ * /reports): copied beside it first, then swapped in, so the server never shows half a report.
+ * A directory there that holds anything but a report is left alone: CHRONOQL_REPORTS_DIR may
+ * point anywhere.
  */
-export async function publishReport(result: EvaluationOverTime, published: string): Promise<void> {
+export async function publishReport(written: string, published: string): Promise<void> {
   const target = resolve(published);
   const existing = await readdir(target).catch(() => null);
   if (existing && existing.length > 0 && !existing.every((name) => name === 'index.html' || name === 'result.json' || name.endsWith('.svg'))) {
@@ -117,7 +118,7 @@ export async function publishReport(result: EvaluationOverTime, published: strin
   const fresh = `${target}.new-${process.pid}`;
   const old = `${target}.old-${process.pid}`;
   await rm(fresh, { recursive: true, force: true });
-  await writeReport(result, fresh);
+  await cp(written, fresh, { recursive: true });
   if (existing) await rename(target, old);
   await rename(fresh, target);
   await rm(old, { recursive: true, force: true });

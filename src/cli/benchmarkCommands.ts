@@ -1,7 +1,7 @@
 /** Living benchmarks kept in the store: build, export, import; and the older fact-question file. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { parseDateInput } from '../domain/time.js';
 import type { BenchmarkItemType, BenchmarkKind } from '../domain/model.js';
 import { importItems, exportLines } from '../benchmarks/benchmarkFiles.js';
@@ -10,6 +10,7 @@ import { withRuntime } from './common.js';
 
 const KINDS: readonly BenchmarkKind[] = ['TEXT_QA', 'FACT_QA', 'DIALOGUE_TURN', 'IMPORTED'];
 const TYPES: readonly BenchmarkItemType[] = ['NEW', 'CHANGED', 'UNCHANGED'];
+const IMPORT_SHAPES: readonly ImportShape[] = ['squad', 'retrievalqa', 'dynaquest'];
 
 function listOption<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T[] | null {
   if (value === undefined) return null;
@@ -79,13 +80,12 @@ export function addBenchmarkCommands(program: Command): void {
   benchmark
     .command('import <file>')
     .description('Import a public QA set with its contexts as IMPORTED items (valid from each item\'s date, or from now).')
-    .requiredOption('--shape <shape>', 'squad (nested JSON or flat JSON Lines), retrievalqa or dynaquest')
+    .addOption(new Option('--shape <shape>', 'squad (nested JSON or flat JSON Lines), retrievalqa or dynaquest').choices(IMPORT_SHAPES).makeOptionMandatory())
     .option('--source <name>', 'the set\'s name, prefixed to its item ids (default: the file name)')
-    .action(async (file: string, options: { shape: string; source?: string }) => {
-      const shape = listOption(options.shape, ['SQUAD', 'RETRIEVALQA', 'DYNAQUEST'] as const, '--shape')![0]!.toLowerCase() as ImportShape;
+    .action(async (file: string, options: { shape: ImportShape; source?: string }) => {
       const text = await readFile(file, 'utf8');
       await withRuntime(async (runtime) => {
-        const { items, written } = await importItems(runtime.services.db, text, shape, options.source ?? basename(file), new Date());
+        const { items, written } = await importItems(runtime.services.db, text, options.shape, options.source ?? basename(file), new Date());
         process.stdout.write(`${items} items from ${file} (${written} new; the rest were imported before)\n`);
       });
     });

@@ -195,14 +195,16 @@ describe('report folder', () => {
 
   it('publishes a report in place of the one before, and leaves a directory that holds anything else alone', async () => {
     const published = join(dir, 'published');
-    await publishReport(overTimeFixture(), published);
-    await publishReport({ ...overTimeFixture(), source: 'second run' }, published);
+    await writeReport(overTimeFixture(), join(dir, 'first run'));
+    await writeReport({ ...overTimeFixture(), source: 'second run' }, join(dir, 'second run'));
+    await publishReport(join(dir, 'first run'), published);
+    await publishReport(join(dir, 'second run'), published);
     assert.equal(JSON.parse(await readFile(join(published, 'result.json'), 'utf8')).source, 'second run');
     assert.deepEqual((await readdir(dir)).filter((name) => name.startsWith('published')), ['published'], 'nothing left beside it');
     const dataDir = join(dir, 'data');
     await mkdir(join(dataDir, 'neo4j'), { recursive: true });
     await writeFile(join(dataDir, 'demo-api-key'), 'secret');
-    await assert.rejects(publishReport(overTimeFixture(), dataDir), /holds files other than a report/);
+    await assert.rejects(publishReport(join(dir, 'first run'), dataDir), /holds files other than a report/);
     assert.deepEqual((await readdir(dataDir)).sort(), ['demo-api-key', 'neo4j']);
   });
 });
