@@ -152,7 +152,8 @@ async function serverRssBytes(url: string): Promise<number> {
   return Number(/^process_resident_memory_bytes (\d+)/m.exec(text)![1]);
 }
 
-function startServerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+/** `chronoql serve` in its own process, resolved once it says where it serves. */
+export function startServerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [join(projectRoot(), 'bin', 'chronoql.js'), 'serve'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -178,7 +179,7 @@ export async function runLoadBenchmark(options: { seconds: number; soakSeconds: 
     }
     await runtime.services.retrieval.catchUp();
     const { token } = await createApiKey(runtime.services.db, 'load benchmark', Role.READER);
-    server = await startServerProcess({ CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-bench'), NEO4J_URI: '', PORT: '0', LOG_LEVEL: 'warn', CHRONOQL_RATE_LIMIT: '10000000' });
+    server = await startServerProcess({ CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-bench'), NEO4J_URI: '', PORT: '0', LOG_LEVEL: 'warn', CHRONOQL_RATE_LIMIT: '10000000', CHRONOQL_COST_BUDGET: '1000000000' });
     const url = server.url;
     await runTraffic(url, 4, 5); // warm-up: JIT, caches, connection pools
 
@@ -234,8 +235,13 @@ export async function runLoadBenchmark(options: { seconds: number; soakSeconds: 
     await writeResult('load', result);
     return result;
   } finally {
-    server?.child.kill('SIGTERM');
-    if (server) await new Promise((resolve) => server!.child.once('exit', resolve));
+    if (server) await stopServerProcess(server);
     await runtime.close();
   }
+}
+
+export async function stopServerProcess(server: { child: ChildProcess }): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
 }

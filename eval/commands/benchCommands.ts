@@ -85,6 +85,14 @@ bench
   });
 
 bench
+  .command('under-attack')
+  .description('A keyed client\'s fact reads (p50/p99, errors) while anonymous clients loop the list fan-out and the pool-starving batch bodies, and while two loop the largest body the limits allow.')
+  .option('--seconds <n>', 'length of each attacked phase', (v) => Number.parseInt(v, 10), 60)
+  .action(async (options: { seconds: number }) => {
+    const { runUnderAttackBenchmark } = await import('../../bench/underAttack.js');
+    printResult(await runUnderAttackBenchmark(options), false);
+  });
+bench
   .command('ask')
   .description('`ask` p50/p99 per retrieval mode (single requests over HTTP) and `batchAsk` questions/s, with the time share per stage.')
   .addOption(new Option('--corpus <corpus>', 'the demo corpus, or the demo plus a synthetic corpus of recombined demo sentences').choices(['demo', 'synthetic']).default('demo'))

@@ -31,11 +31,13 @@ export type RequestContext = {
   principal: Principal | null;
   /** The HTTP request's `x-request-id`, or the subscription's id: what the log files an error under. */
   requestId: string | null;
+  /** Whose budget the request spends (rate limits, database sessions): the key, token subject or client address. */
+  caller: string;
 };
 
 /** The running application as the API sees it: its services, and a context for each operation. */
 export interface ApiHost {
   services: Services;
   /** Subscriptions pass `cache: false` (see Loaders). */
-  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null }): RequestContext;
+  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null; caller?: string }): RequestContext;
 }

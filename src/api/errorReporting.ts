@@ -1,18 +1,26 @@
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { Response } from 'express';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { Neo4jError } from 'neo4j-driver';
+import { InvalidInputError } from '../domain/errors.js';
+import { DatabaseOverloadedError } from '../graph/sessionShares.js';
 import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
 import type { Logger } from '../platform/logger.js';
 
-/** Driver codes for a Neo4j that cannot be reached (down, restarting, or no connection free in time). */
+/** Driver codes for a Neo4j that cannot be reached (down or restarting). */
 const NEO4J_UNAVAILABLE = new Set(['ServiceUnavailable', 'SessionExpired', 'Neo.ClientError.Cluster.NotALeader']);
+/** The driver's own pool wait ran out: the database is up and busy. */
+const POOL_EXHAUSTED = /acquisition timed out|Connection acquisition/i;
+const OVERLOADED = { code: 'OVERLOADED', message: 'the server is busy; retry shortly', retryAfterSeconds: 2 };
 const NEO4J_TIMED_OUT = /^Neo\.ClientError\.Transaction\.TransactionTimedOut/;
 
 /** What a client is told about an error it could not have caused, and whether it may retry. */
-export function neo4jProblem(error: unknown): { code: string; message: string } | null {
+export function neo4jProblem(error: unknown): { code: string; message: string; retryAfterSeconds?: number } | null {
+  if (error instanceof DatabaseOverloadedError) return { ...OVERLOADED, message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (!(error instanceof Neo4jError)) return null;
-  if (NEO4J_UNAVAILABLE.has(error.code) || /acquisition timed out|Connection acquisition/i.test(error.message)) {
+  if (POOL_EXHAUSTED.test(error.message)) return OVERLOADED;
+  if (NEO4J_UNAVAILABLE.has(error.code)) {
     return { code: 'SERVICE_UNAVAILABLE', message: 'the database is unreachable right now; try again shortly' };
   }
   if (NEO4J_TIMED_OUT.test(error.code)) return { code: 'QUERY_TIMEOUT', message: 'the query ran past the server\'s time limit (CHRONOQL_QUERY_TIMEOUT_MS)' };
@@ -34,11 +42,14 @@ export function errorFormatter(mode: 'development' | 'production') {
     if (original instanceof SnapshotOrderError || original instanceof IngestBusyError || original instanceof IngestLeaseLostError) {
       return { ...formatted, extensions: { ...extensions, code: original.code } };
     }
-    if (original instanceof RangeError) {
+    if (original instanceof InvalidInputError) {
       return { ...formatted, extensions: { ...extensions, code: 'BAD_USER_INPUT' } };
     }
     const database = neo4jProblem(original);
-    if (database) return { message: database.message, path: formatted.path, extensions: { code: database.code } };
+    if (database) {
+      const retry = database.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: database.retryAfterSeconds };
+      return { message: database.message, path: formatted.path, extensions: { code: database.code, ...retry } };
+    }
     if (extensions.code !== 'INTERNAL_SERVER_ERROR') return { ...formatted, extensions };
     return {
       message: 'internal server error; the server log has the details',
@@ -80,4 +91,24 @@ export function logMaskedErrors(
 /** An error answered before GraphQL runs (auth, limits, a bad body), in the same JSON shape. */
 export function sendError(response: Response, status: number, code: string, message: string): void {
   response.status(status).json({ errors: [{ message, extensions: { code } }] });
+}
+
+/**
+ * An error that says when to retry (RATE_LIMITED, OVERLOADED) also says it in Retry-After, and
+ * an operation the server shed for load answers 503, so a client backs off instead of taking
+ * the database for down (and a load balancer can send it elsewhere).
+ */
+export function retryAfterPlugin<TContext extends BaseContext>(): ApolloServerPlugin<TContext> {
+  return {
+    requestDidStart: async () => ({
+      willSendResponse: async ({ response }) => {
+        if (response.body.kind !== 'single') return;
+        const errors = response.body.singleResult.errors ?? [];
+        const retryAfter = errors.map((error) => error.extensions?.retryAfterSeconds).find((seconds) => typeof seconds === 'number');
+        if (retryAfter === undefined) return;
+        response.http.headers.set('retry-after', String(retryAfter));
+        if (errors.some((error) => error.extensions?.code === OVERLOADED.code)) response.http.status = 503;
+      },
+    }),
+  };
 }

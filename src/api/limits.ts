@@ -4,19 +4,38 @@
  * A ten-level fact → article → facts query or ten thousand aliases of `search` used to run the
  * server out of memory or connections.
  */
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { GraphQLError, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
-export const QUERY_LIMITS = {
+export interface QueryLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxCost: number;
+  maxDirectives: number;
+  maxResponseFields: number;
+  maxResponseTextChars: number;
+  requestBudgetMs: number;
+  maxBodyBytes: number;
+}
+
+export const QUERY_LIMITS: Readonly<QueryLimits> = {
   maxDepth: 10,
   maxAliases: 20,
   maxTokens: 4000,
-  maxCost: 15_000,
+  /** The estimated cost of one operation (queryCost.ts): a batch of 256 questions fits, a fan-out over lists does not. */
+  maxCost: 50_000,
   maxDirectives: 50,
+  /** Fields one response may resolve, and characters of text it may carry, before it is cut off. */
+  maxResponseFields: 200_000,
+  maxResponseTextChars: 16_000_000,
+  /** How long one request's Cypher may wait in all, after which it waits no more for a database session. */
+  requestBudgetMs: 60_000,
   /** Request bodies above this are refused with 413 (a query plus its variables, not a snapshot). */
   maxBodyBytes: 1_048_576,
-} as const;
+};
 
 export function queryArmor(): ReturnType<ApolloArmor['protect']> {
   return new ApolloArmor({
@@ -25,7 +44,8 @@ export function queryArmor(): ReturnType<ApolloArmor['protect']> {
     // graphql-js counts tokens while parsing (parseOptions.maxTokens): a refusal is then a 400
     // parse error, where armor's own check surfaces as a 500.
     maxTokens: { enabled: false },
-    costLimit: { maxCost: QUERY_LIMITS.maxCost },
+    // queryCost.ts estimates cost with list sizes, which graphql-armor's cost limit cannot count.
+    costLimit: { enabled: false },
     maxDirectives: { n: QUERY_LIMITS.maxDirectives },
   }).protect();
 }
@@ -36,25 +56,82 @@ export function validateWithLimits(rules: readonly ValidationRule[]): (schema: G
 }
 
 /**
- * Operations per minute per caller (an API key, a token subject, or an anonymous client's
- * address), refused with RATE_LIMITED and the seconds until the next one is allowed.
+ * Per caller (an API key, a token subject, or an anonymous client's address) and per minute: how
+ * many operations, and how much estimated cost, so one caller's heavy queries spend its budget
+ * faster than its light ones. Over either: RATE_LIMITED with the seconds until the next is allowed.
  */
 export class RequestRateLimiter {
-  private readonly limiter: RateLimiterMemory;
+  private readonly requests: RateLimiterMemory;
+  private readonly cost: RateLimiterMemory;
 
-  constructor(readonly perMinute: number) {
-    this.limiter = new RateLimiterMemory({ points: perMinute, duration: 60 });
+  constructor(
+    readonly perMinute: number,
+    readonly costPerMinute: number,
+  ) {
+    this.requests = new RateLimiterMemory({ points: perMinute, duration: 60 });
+    this.cost = new RateLimiterMemory({ points: costPerMinute, duration: 60 });
   }
 
-  async take(caller: string): Promise<void> {
-    try {
-      await this.limiter.consume(caller);
-    } catch (refusal) {
-      if (!(refusal instanceof RateLimiterRes)) throw refusal;
-      const retryAfterSeconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
-      throw new GraphQLError(`over ${this.perMinute} requests per minute; retry in ${retryAfterSeconds} s`, {
-        extensions: { code: 'RATE_LIMITED', retryAfterSeconds, http: { status: 429 } },
-      });
-    }
+  /** One operation. */
+  take(caller: string): Promise<void> {
+    return consume(this.requests, caller, 1, `over ${this.perMinute} requests per minute`);
   }
+
+  /** An operation's estimated cost (at least 1). */
+  charge(caller: string, cost: number): Promise<void> {
+    return consume(this.cost, caller, Math.max(1, Math.ceil(cost)), `over the cost budget of ${this.costPerMinute} per minute`);
+  }
+}
+
+async function consume(limiter: RateLimiterMemory, caller: string, points: number, what: string): Promise<void> {
+  try {
+    await limiter.consume(caller, points);
+  } catch (refusal) {
+    if (!(refusal instanceof RateLimiterRes)) throw refusal;
+    const retryAfterSeconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+    throw new GraphQLError(`${what}; retry in ${retryAfterSeconds} s`, {
+      extensions: { code: 'RATE_LIMITED', retryAfterSeconds, http: { status: 429 } },
+    });
+  }
+}
+
+const RESPONSE_TOO_LARGE = 'RESPONSE_TOO_LARGE';
+
+/**
+ * Cuts off a response that grows past the limits' fields or characters of text while it runs,
+ * so a query the cost estimate let through still cannot take the server's memory (a response
+ * past V8's longest string failed as HTTP 500 "Invalid string length"). The cut-off response
+ * carries no data and one error, whatever number of fields were refused.
+ */
+export function responseBudgetPlugin<TContext extends BaseContext>(limits: Pick<QueryLimits, 'maxResponseFields' | 'maxResponseTextChars'>): ApolloServerPlugin<TContext> {
+  return {
+    requestDidStart: async () => {
+      let fields = 0;
+      let textChars = 0;
+      let overBy: string | null = null;
+      return {
+        executionDidStart: async () => ({
+          willResolveField: () => {
+            fields += 1;
+            if (fields > limits.maxResponseFields) overBy ??= `${limits.maxResponseFields} fields`;
+            if (overBy) throw responseTooLarge(overBy);
+            return (_error, result) => {
+              if (typeof result === 'string') textChars += result.length;
+              if (textChars > limits.maxResponseTextChars) overBy ??= `${limits.maxResponseTextChars} characters of text`;
+            };
+          },
+        }),
+        willSendResponse: async ({ response }) => {
+          if (!overBy || response.body.kind !== 'single') return;
+          response.body.singleResult.data = null;
+          response.body.singleResult.errors = [responseTooLarge(overBy).toJSON()];
+          response.http.status = 400;
+        },
+      };
+    },
+  };
+}
+
+function responseTooLarge(overBy: string): GraphQLError {
+  return new GraphQLError(`the response would hold more than ${overBy}; ask for fewer items or fields`, { extensions: { code: RESPONSE_TOO_LARGE } });
 }

@@ -12,9 +12,10 @@ import type { ApiHost, RequestContext } from './context.js';
 import { chronoqlSchema } from './schema.js';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, type DocumentNode } from 'graphql';
 import { pinoHttp } from 'pino-http';
-import { Authenticator, unauthenticated, type AccessSettings, type Principal } from './auth.js';
-import { asReported, errorFormatter, logMaskedErrors, sendError } from './errorReporting.js';
-import { QUERY_LIMITS, RequestRateLimiter, queryArmor, validateWithLimits } from './limits.js';
+import { Authenticator, Role, unauthenticated, type AccessSettings, type Principal } from './auth.js';
+import { asReported, errorFormatter, logMaskedErrors, retryAfterPlugin, sendError } from './errorReporting.js';
+import { QUERY_LIMITS, RequestRateLimiter, queryArmor, responseBudgetPlugin, validateWithLimits, type QueryLimits } from './limits.js';
+import { chronoqlEstimator, ListSizeStatistics, operationCost } from './queryCost.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from '../platform/logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
@@ -26,6 +27,8 @@ export interface RunningServer {
 }
 
 const GRAPHQL_PATH = '/graphql';
+/** How often the store's list sizes, which query costs multiply by, are re-read. */
+const LIST_SIZES_REFRESH_MS = 5 * 60_000;
 
 /** What the HTTP and WebSocket server needs to know (app/config.ts reads it from the environment). */
 export interface ServerSettings {
@@ -36,13 +39,16 @@ export interface ServerSettings {
   access: AccessSettings;
   /** GraphQL operations per minute per API key, token subject or (anonymous) client address. */
   rateLimitPerMinute: number;
+  /** Estimated query cost (queryCost.ts) per minute per caller. */
+  costPerMinute: number;
   /** Browser origins allowed to open the WebSocket; empty: only the server's own. */
   allowedOrigins: string[];
   /** The evaluation report shown at /reports (`chronoql eval --report` publishes there). */
   reportsDir: string;
 }
 
-export type ServerOptions = ServerSettings & { log: Logger };
+/** `limits` overrides QUERY_LIMITS' cost and response bounds (tests and benchmarks use small ones). */
+export type ServerOptions = ServerSettings & { log: Logger; limits?: Partial<QueryLimits> };
 
 /** How long a client may take to send its headers, and its whole request. */
 export const HTTP_LIMITS = { headersMs: 10_000, requestMs: 30_000 } as const;
@@ -68,6 +74,11 @@ function addressOf(request: IncomingMessage): string {
   return `address:${request.socket.remoteAddress}`;
 }
 
+/** Whose budget a request spends: the credential's, or an anonymous client's address. */
+function callerOf(principal: Principal | null, address: string): string {
+  return principal ? `${principal.via}:${principal.subject}` : address;
+}
+
 /** A credential for a subscription: connection parameters (graphql-ws clients) or the explorer's headers. */
 function subscriptionCredential(connectionParams: Record<string, unknown> | undefined, extensions: Record<string, unknown> | undefined | null): unknown {
   const headers = (extensions?.headers ?? {}) as Record<string, unknown>;
@@ -80,13 +91,17 @@ function subscriptionCredential(connectionParams: Record<string, unknown> | unde
  */
 export async function startServer(runtime: ApiHost, options: ServerOptions): Promise<RunningServer> {
   const schema = await chronoqlSchema();
+  const limits: QueryLimits = { ...QUERY_LIMITS, ...options.limits };
   const metrics = new Metrics({
     retrieval: () => runtime.services.retrieval.status(),
     neo4jRoundTrips: () => runtime.services.db.queryCount,
     ingest: () => runtime.services.ingest.progress,
   });
   const authenticator = new Authenticator(runtime.services.db, options.access);
-  const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute);
+  const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute, options.costPerMinute);
+  const listSizes = new ListSizeStatistics(() => runtime.services.reads.listSizes(), options.log);
+  await listSizes.start(LIST_SIZES_REFRESH_MS);
+  const estimator = chronoqlEstimator(listSizes.current);
   // A refused credential spends the client address's budget, so guessing keys is rate limited too.
   const identify = (credential: unknown, address: string): Promise<Principal | null> =>
     authenticator.authenticate(credential).catch(async (refusal: unknown) => {
@@ -174,8 +189,15 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       metrics.apolloPlugin(),
+      responseBudgetPlugin(limits),
+      retryAfterPlugin(),
       {
         requestDidStart: async () => ({
+          // After validation, before anything runs: refuse what costs too much, and spend the caller's budget.
+          didResolveOperation: async ({ document, request, contextValue }) => {
+            const cost = operationCost(schema, document, request, estimator, limits.maxCost);
+            await rateLimiter.charge(contextValue.caller, cost);
+          },
           didEncounterErrors: async ({ errors, operationName, contextValue }) => logMaskedErrors(options.log, formatError, 'http', errors, { requestId: contextValue.requestId, operationName }),
         }),
       },
@@ -184,17 +206,26 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   });
   await apollo.start();
 
+  // In production, or when reads need a key, what the server runs and holds is for operators:
+  // an anonymous probe learns only the status, and /metrics needs the admin role.
+  const guarded = options.mode === 'production' || options.access.readAccess === 'key';
+  const operatorOf = async (request: express.Request): Promise<boolean> => {
+    const principal = await identify(request.headers.authorization, addressOf(request)).catch(() => null);
+    return principal?.role === Role.ADMIN;
+  };
   // 503 when Neo4j cannot be reached; "degraded" (still 200: reads and lexical search work) when
   // the vector indexes or the embedding worker fail, with the reason.
-  app.get('/health', async (_request, response) => {
+  app.get('/health', async (request, response) => {
     const retrieval = runtime.services.retrieval.status();
     const problem = retrievalProblem(retrieval);
+    const detailed = !guarded || (await operatorOf(request));
+    const answer = (status: number, body: { status: string; neo4j: string; error?: string }) =>
+      response.status(status).json(detailed ? { ...body, retrieval: { ...retrieval, problem } } : { status: body.status });
     try {
       await runtime.services.db.verify();
-      response.json({ status: problem ? 'degraded' : 'ok', neo4j: 'reachable', retrieval: { ...retrieval, problem } });
+      answer(200, { status: problem ? 'degraded' : 'ok', neo4j: 'reachable' });
     } catch (error) {
-      const detail = options.mode === 'development' ? { error: (error as Error).message } : {};
-      response.status(503).json({ status: 'unavailable', neo4j: 'unreachable', ...detail, retrieval: { ...retrieval, problem } });
+      answer(503, { status: 'unavailable', neo4j: 'unreachable', ...(options.mode === 'development' ? { error: (error as Error).message } : {}) });
     }
   });
   // Ready to take traffic: Neo4j answers and the server is not shutting down.
@@ -208,7 +239,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
       response.status(503).json({ ready: false, reason: 'Neo4j is unreachable' });
     }
   });
-  app.get('/metrics', async (_request, response) => {
+  app.get('/metrics', async (request, response) => {
+    if (guarded && !(await operatorOf(request))) {
+      return void sendError(response, 401, 'UNAUTHENTICATED', 'metrics need an admin API key or token on this server (Authorization: Bearer …)');
+    }
     response.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   app.use(
@@ -240,8 +274,9 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     try {
       const principal = await identify(request.headers.authorization, address);
       if (!principal && options.access.readAccess === 'key') throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
-      await rateLimiter.take(principal ? `${principal.via}:${principal.subject}` : address);
       response.locals.principal = principal;
+      response.locals.caller = callerOf(principal, address);
+      await rateLimiter.take(response.locals.caller);
       next();
     } catch (error) {
       const { extensions, message } = error as GraphQLError;
@@ -255,8 +290,11 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   app.use(
     GRAPHQL_PATH,
     express.json({ limit: QUERY_LIMITS.maxBodyBytes }),
+    // Everything the operation runs, Cypher included, is the caller's: it draws on the caller's share of database sessions.
+    (_request, response, next) => runtime.services.db.sessionShares.withCaller({ caller: response.locals.caller as string, deadline: Date.now() + limits.requestBudgetMs }, next),
     expressMiddleware(apollo, {
-      context: async ({ req, res }) => runtime.requestContext({ principal: (res.locals.principal as Principal | null | undefined) ?? null, requestId: String(req.id) }),
+      context: async ({ req, res }) =>
+        runtime.requestContext({ principal: (res.locals.principal as Principal | null | undefined) ?? null, requestId: String(req.id), caller: res.locals.caller as string }),
     }),
   );
   // An unknown route answers in JSON like everything else, not with Express's HTML page.
@@ -288,6 +326,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     port,
     close: async () => {
       draining = true;
+      listSizes.stop();
       metrics.close();
       await apollo.stop();
     },

@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AccessSettings, JwtSettings } from '../api/auth.js';
+import { QUERY_LIMITS } from '../api/limits.js';
+import { DEFAULT_CALLER_SESSIONS } from '../graph/database.js';
 import type { ServerSettings } from '../api/server.js';
 import { onnxModelFiles } from '../embedding/onnx.js';
 import { isPretrainedModel, PRETRAINED_MODELS } from '../embedding/pretrained.js';
@@ -38,6 +40,8 @@ export interface Config extends ServerSettings {
   logLevel: string;
   /** Neo4j aborts a transaction that runs longer than this (a request's queries cannot run away). */
   queryTimeoutMs: number;
+  /** Neo4j sessions one API caller may hold at once (of the pool of 50). */
+  callerSessions: number;
   /** Live changes one subscriber may have waiting before it is cut off (it resumes with afterSeq). */
   subscriberBuffer: number;
   /** How long to keep retrying (with backoff) a Neo4j that does not answer at start. */
@@ -125,6 +129,8 @@ const EnvironmentSchema = z.object({
   CHRONOQL_JWT_AUDIENCE: text,
   CHRONOQL_JWT_ROLE_CLAIM: text,
   CHRONOQL_RATE_LIMIT: integer(1, 10_000_000),
+  CHRONOQL_COST_BUDGET: integer(QUERY_LIMITS.maxCost, 1_000_000_000),
+  CHRONOQL_CALLER_SESSIONS: integer(1, 50),
   CHRONOQL_ALLOWED_ORIGINS: raw,
   CHRONOQL_QUERY_TIMEOUT_MS: integer(100, 3_600_000),
   CHRONOQL_SUBSCRIBER_BUFFER: integer(1_000, 10_000_000),
@@ -204,11 +210,14 @@ export function loadConfig(environment: Environment = process.env): Config {
     mode: env.CHRONOQL_ENV ?? 'development',
     access: { readAccess: env.CHRONOQL_READ_ACCESS ?? 'public', jwt: jwtSettings(env) } satisfies AccessSettings,
     rateLimitPerMinute: env.CHRONOQL_RATE_LIMIT ?? 6000,
+    // Six of the costliest queries a minute (a batch of 256 questions costs about 25,000).
+    costPerMinute: env.CHRONOQL_COST_BUDGET ?? 6 * QUERY_LIMITS.maxCost,
     allowedOrigins: (env.CHRONOQL_ALLOWED_ORIGINS ?? '')
       .split(',')
       .map((origin) => origin.trim())
       .filter(Boolean),
     queryTimeoutMs: env.CHRONOQL_QUERY_TIMEOUT_MS ?? 15_000,
+    callerSessions: env.CHRONOQL_CALLER_SESSIONS ?? DEFAULT_CALLER_SESSIONS,
     // At least two of the change feed's pages (500 events arrive at once), so a subscriber that keeps up is never cut off.
     subscriberBuffer: env.CHRONOQL_SUBSCRIBER_BUFFER ?? DEFAULT_SUBSCRIBER_BUFFER,
     neo4jStartWaitMs: env.CHRONOQL_NEO4J_WAIT_MS ?? 60_000,

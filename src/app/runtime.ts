@@ -1,6 +1,6 @@
 import { AnsweringRepository } from '../graph/answeringRepository.js';
 import { BenchmarkRepository } from '../graph/benchmarkRepository.js';
-import { Database } from '../graph/database.js';
+import { CALLER_SESSION_WAIT_MS, Database } from '../graph/database.js';
 import { Loaders } from '../graph/loaders.js';
 import { startManagedNeo4j } from '../neo4jProcess/managedNeo4j.js';
 import { migrate } from '../graph/migrator.js';
@@ -79,7 +79,10 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
         log: (message) => log.info(message),
       });
   const settings: Neo4jConnectionSettings = { uri: connection.uri, user: connection.user, password: connection.password, database: config.neo4j?.database };
-  const db = Database.connect(settings.uri, settings.user, settings.password, settings.database, { readTimeoutMs: config.queryTimeoutMs });
+  const db = Database.connect(settings.uri, settings.user, settings.password, settings.database, {
+    readTimeoutMs: config.queryTimeoutMs,
+    callerShare: { perCaller: config.callerSessions, waitMs: CALLER_SESSION_WAIT_MS },
+  });
   let retrieval: RetrievalService;
   try {
     await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log, options.onNeo4jWait);
@@ -154,6 +157,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       now: new Date(),
       principal: options.principal ?? null,
       requestId: options.requestId ?? null,
+      caller: options.caller ?? 'local',
     }),
     close: async () => {
       await changeFeed.stop();

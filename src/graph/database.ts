@@ -1,4 +1,5 @@
 import neo4j, { type Driver, type ManagedTransaction, type QueryResult, type RecordShape } from 'neo4j-driver';
+import { SessionShares, type SessionShareLimits } from './sessionShares.js';
 
 export type Params = Record<string, unknown>;
 
@@ -17,7 +18,16 @@ export interface CypherRunner {
 export interface DatabaseOptions {
   /** Neo4j aborts a read that runs longer than this. */
   readTimeoutMs?: number;
+  /** How many sessions one API caller may hold and how long it waits for one (the total is the pool size). */
+  callerShare?: Omit<SessionShareLimits, 'total'>;
 }
+
+const POOL_SIZE = 50;
+/** An eighth of the pool per caller: a few heavy callers at once still leave room for everyone else. */
+export const DEFAULT_CALLER_SESSIONS = 6;
+/** How long a caller's Cypher waits for one of its sessions before the request is shed as OVERLOADED. */
+export const CALLER_SESSION_WAIT_MS = 5_000;
+const DEFAULT_CALLER_SHARE = { perCaller: DEFAULT_CALLER_SESSIONS, waitMs: CALLER_SESSION_WAIT_MS };
 
 /**
  * While Neo4j is down, a request fails within a few seconds instead of waiting for the driver's
@@ -31,16 +41,20 @@ const FAIL_FAST = { connectionAcquisitionTimeout: 20_000, connectionTimeout: 2_0
 
 export class Database implements CypherRunner {
   private roundTrips = 0;
+  /** Every session is opened through this, so callers share the pool fairly (see SessionShares). */
+  readonly sessionShares: SessionShares;
 
   constructor(
     private readonly driver: Driver,
     private readonly databaseName?: string,
     private readonly options: DatabaseOptions = {},
-  ) {}
+  ) {
+    this.sessionShares = new SessionShares({ total: POOL_SIZE, ...(options.callerShare ?? DEFAULT_CALLER_SHARE) });
+  }
 
   static connect(uri: string, user: string, password: string, databaseName?: string, options: DatabaseOptions = {}): Database {
     const auth = user ? neo4j.auth.basic(user, password) : undefined;
-    const driver = neo4j.driver(uri, auth, { disableLosslessIntegers: true, maxConnectionPoolSize: 50, ...FAIL_FAST });
+    const driver = neo4j.driver(uri, auth, { disableLosslessIntegers: true, maxConnectionPoolSize: POOL_SIZE, ...FAIL_FAST });
     return new Database(driver, databaseName, options);
   }
 
@@ -57,7 +71,11 @@ export class Database implements CypherRunner {
    * session transaction is used rather than executeQuery: its default bookmark manager
    * costs about 3 ms per round trip here, more than the query itself.
    */
-  async run<R extends RecordShape = RecordShape>(cypher: string, params: Params = {}): Promise<R[]> {
+  run<R extends RecordShape = RecordShape>(cypher: string, params: Params = {}): Promise<R[]> {
+    return this.sessionShares.use(() => this.runInSession<R>(cypher, params));
+  }
+
+  private async runInSession<R extends RecordShape>(cypher: string, params: Params): Promise<R[]> {
     this.roundTrips += 1;
     const write = isWrite(cypher);
     const session = this.driver.session({
@@ -74,7 +92,11 @@ export class Database implements CypherRunner {
   }
 
   /** Runs `work` in one write transaction, retried by the driver on transient errors. */
-  async writeTransaction<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {
+  writeTransaction<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {
+    return this.sessionShares.use(() => this.writeInSession(work));
+  }
+
+  private async writeInSession<T>(work: (tx: CypherRunner) => Promise<T>): Promise<T> {
     const session = this.driver.session({ database: this.databaseName, defaultAccessMode: neo4j.session.WRITE });
     try {
       return await session.executeWrite((tx) => work(this.transactionRunner(tx)));

@@ -226,6 +226,27 @@ export class ReadRepository {
     return rows.map((row) => toFact(row.item));
   }
 
+  /**
+   * How long the unpaginated lists are: the 99th percentile of current sentences and facts per
+   * article and of versions per fact, and the number of snapshots (what query costs multiply by).
+   */
+  async listSizes(): Promise<{ sentencesPerArticle: number; factsPerArticle: number; versionsPerFact: number; snapshots: number }> {
+    const rows = await this.db.run<{ sentencesPerArticle: number | null; factsPerArticle: number | null; versionsPerFact: number | null; snapshots: number }>(
+      `CALL () { MATCH (s:Sentence) WHERE s.validTo IS NULL WITH s.articleId AS article, count(*) AS n RETURN percentileDisc(n, 0.99) AS sentencesPerArticle }
+       CALL () { MATCH (f:Fact) WHERE f.validTo IS NULL WITH f.subject AS article, count(*) AS n RETURN percentileDisc(n, 0.99) AS factsPerArticle }
+       CALL () { MATCH (f:Fact) WITH f.subject AS article, f.attributeKey AS attribute, count(*) AS n RETURN percentileDisc(n, 0.99) AS versionsPerFact }
+       CALL () { MATCH (s:Snapshot) RETURN count(s) AS snapshots }
+       RETURN sentencesPerArticle, factsPerArticle, versionsPerFact, snapshots`,
+    );
+    const row = rows[0];
+    return {
+      sentencesPerArticle: row?.sentencesPerArticle ?? 0,
+      factsPerArticle: row?.factsPerArticle ?? 0,
+      versionsPerFact: row?.versionsPerFact ?? 0,
+      snapshots: row?.snapshots ?? 0,
+    };
+  }
+
   /** The highest sequence number handed out; events up to it are committed. */
   async latestChangeSeq(): Promise<number> {
     const rows = await this.db.run<{ value: number }>(`MATCH (c:ChangeSequence {name: 'changes'}) RETURN c.value AS value`);

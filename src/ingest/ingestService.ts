@@ -7,6 +7,7 @@ import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { isoDay } from '../domain/time.js';
 import { planArticle, planIsEmpty } from './articlePlan.js';
 import type { ArticlePlan } from '../domain/plan.js';
+import { InvalidInputError } from '../domain/errors.js';
 import { IngestBusyError, IngestLeaseLostError, SnapshotOrderError } from './errors.js';
 import { ExactMatchLabeler, type SentenceLabeler } from './sentenceLabeler.js';
 import type { ArticleInput } from './snapshotReader.js';
@@ -95,7 +96,7 @@ export class IngestService {
    */
   async ingest(articles: ArticleInput[], options: IngestOptions): Promise<IngestReport> {
     if (options.takenAt.getTime() > Date.now() + MAX_FUTURE_MS) {
-      throw new RangeError(
+      throw new InvalidInputError(
         `takenAt ${options.takenAt.toISOString()} is in the future (more than a day past this server's clock); a snapshot records what was known when it was taken (nothing written)`,
       );
     }

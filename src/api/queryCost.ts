@@ -1,0 +1,137 @@
+/**
+ * What a query will cost, estimated before anything runs (graphql-query-complexity walks the
+ * selection): every field costs 1, a list multiplies what is selected inside it by how long such
+ * lists are, and searching and answering add their work per query or question. Lists with a
+ * `first`, `k` or a batch of inputs are as long as asked; the unpaginated ones (an article's
+ * sentences and facts, a fact's history, the snapshots) are as long as the store's own lists,
+ * re-read every few minutes. So `sentences { article { sentences … } }` costs sentences² and is
+ * refused before it can fan out.
+ */
+import { createRequire } from 'node:module';
+import { GraphQLError, getNullableType, isListType, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { ComplexityEstimator } from 'graphql-query-complexity';
+import type { Logger } from '../platform/logger.js';
+
+// The package's ES build imports graphql's .mjs files, a second copy of graphql beside the one the
+// schema is built with (graphql refuses to mix them); its CommonJS build shares ours.
+const { getComplexity } = createRequire(import.meta.url)('graphql-query-complexity') as typeof import('graphql-query-complexity');
+
+/** How long the store's unpaginated lists are: the 99th percentile over articles or facts. */
+export interface ListSizes {
+  sentencesPerArticle: number;
+  factsPerArticle: number;
+  versionsPerFact: number;
+  snapshots: number;
+}
+
+/** Before the store has been read, and the least any list is assumed to hold. */
+export const MIN_LIST_SIZES: ListSizes = { sentencesPerArticle: 50, factsPerArticle: 20, versionsPerFact: 5, snapshots: 10 };
+
+/** Lists whose length the caller does not choose and the store does not say (answer parts, tallies). */
+const OTHER_LIST_SIZE = 10;
+/** One query's search (lexical, dense and their fusion), on top of the hits it returns. */
+const SEARCH_WORK = 10;
+/** One question: decision, retrieval rounds, reading and the certainty gate. */
+const ASK_WORK = 50;
+/** Benchmark sizes come per snapshot × kind × type. */
+const BENCHMARK_SIZES_PER_SNAPSHOT = 12;
+
+function storeListSize(sizes: ListSizes, typeName: string, fieldName: string): number | undefined {
+  switch (`${typeName}.${fieldName}`) {
+    case 'Article.sentences':
+    case 'Article.deletedSentences':
+      return sizes.sentencesPerArticle;
+    case 'Article.facts':
+      return sizes.factsPerArticle;
+    case 'Query.factHistory':
+      return sizes.versionsPerFact;
+    case 'Query.snapshots':
+      return sizes.snapshots;
+    case 'Query.benchmarkStats':
+      return sizes.snapshots * BENCHMARK_SIZES_PER_SNAPSHOT;
+    default:
+      return undefined;
+  }
+}
+
+const count = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? Math.max(0, value) : fallback);
+
+/** The estimator, reading list sizes through `sizes` at each estimate. */
+export function chronoqlEstimator(sizes: () => ListSizes): ComplexityEstimator {
+  return ({ type, field, args, childComplexity }) => {
+    if (Array.isArray(args.queries)) return args.queries.length * (SEARCH_WORK + count(args.k, 10) * childComplexity);
+    if (Array.isArray(args.questions)) {
+      return (args.questions as Array<{ k?: unknown }>).reduce((total, question) => total + ASK_WORK + count(question?.k, 3) * 2 + childComplexity, 0);
+    }
+    if (field.name === 'ask') return ASK_WORK + count(args.k, 3) * 2 + childComplexity;
+    if (field.name === 'search') return SEARCH_WORK + count(args.k, 10) * childComplexity;
+    if (typeof args.first === 'number') return 1 + count(args.first, 0) * childComplexity;
+    if (isListType(getNullableType(field.type))) {
+      return 1 + (storeListSize(sizes(), type.name, field.name) ?? OTHER_LIST_SIZE) * childComplexity;
+    }
+    return 1 + childComplexity;
+  };
+}
+
+/** Keeps the store's list sizes, re-read in the background; the estimate never waits for Neo4j. */
+export class ListSizeStatistics {
+  private sizes: ListSizes = MIN_LIST_SIZES;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly read: () => Promise<Partial<ListSizes>>,
+    private readonly log: Logger,
+  ) {}
+
+  current = (): ListSizes => this.sizes;
+
+  async refresh(): Promise<void> {
+    try {
+      const read = await this.read();
+      this.sizes = {
+        sentencesPerArticle: Math.max(MIN_LIST_SIZES.sentencesPerArticle, read.sentencesPerArticle ?? 0),
+        factsPerArticle: Math.max(MIN_LIST_SIZES.factsPerArticle, read.factsPerArticle ?? 0),
+        versionsPerFact: Math.max(MIN_LIST_SIZES.versionsPerFact, read.versionsPerFact ?? 0),
+        snapshots: Math.max(MIN_LIST_SIZES.snapshots, read.snapshots ?? 0),
+      };
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not read list sizes for query costs; keeping the last ones');
+    }
+  }
+
+  /** Reads now, then every `everyMs` in the background. */
+  async start(everyMs: number): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh(), everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
+/** The estimated cost of one operation; refused with QUERY_TOO_COSTLY (400) above `maxCost`. */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  request: { variables?: Record<string, unknown> | null; operationName?: string | null },
+  estimator: ComplexityEstimator,
+  maxCost: number,
+): number {
+  const cost = getComplexity({
+    schema,
+    query: document,
+    variables: request.variables ?? {},
+    operationName: request.operationName ?? undefined,
+    estimators: [estimator],
+  });
+  if (cost > maxCost) {
+    throw new GraphQLError(
+      `this query would cost about ${Math.round(cost)}, over the limit of ${maxCost}: lists multiply what is selected inside them (ask for fewer items, or nest lists less deeply)`,
+      { extensions: { code: 'QUERY_TOO_COSTLY', cost: Math.round(cost), maxCost, http: { status: 400 } } },
+    );
+  }
+  return cost;
+}

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createApiKey, Role } from '../../src/api/auth.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/api/server.js';
+import { loadConfig } from '../../src/app/config.js';
+import type { Runtime } from '../../src/app/runtime.js';
+import { createLogger } from '../../src/platform/logger.js';
+import { article, day, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
+
+/** Issue 21's 324-byte anonymous query: lists nested in lists, 20 aliases of text at the bottom. */
+const FAN_OUT = `{ article(id:"France") { sentences { article { sentences { article { sentences { article { sentences { article { ${Array.from({ length: 20 }, (_, i) => `t${i + 1}: text`).join(' ')} } } } } } } } } } }`;
+const SENTENCES = 60;
+const FACT = '{ fact(subject: "France", attribute: "Capital") { value } }';
+/** 150 words per query, as in the probe. */
+const LONG_QUERY = Array.from({ length: 150 }, (_, i) => `word${i % 37} republic minister`).join(' ');
+const batchSearchBody = (aliases: number) =>
+  `query($q: [String!]!) { ${Array.from({ length: aliases }, (_, i) => `a${i}: batchSearch(queries: $q, mode: LEXICAL) { id text score }`).join(' ')} }`;
+
+describe('load shedding: query cost, response size, session shares', () => {
+  let runtime: Runtime;
+  let reader: string;
+  let admin: string;
+  const servers: RunningServer[] = [];
+
+  async function serve(overrides: Partial<ServerOptions> = {}, on: Runtime = runtime): Promise<RunningServer> {
+    const server = await startServer(on, { ...loadConfig({}), port: 0, host: '127.0.0.1', log: createLogger('silent'), ...overrides });
+    servers.push(server);
+    return server;
+  }
+
+  before(async () => {
+    runtime = await openTestRuntime();
+    await resetKnowledge(runtime);
+    const text = Array.from({ length: SENTENCES }, (_, i) => `France has fact number ${i} about its republic.`).join(' ');
+    await runtime.services.ingest.ingest([article('France', text, { Capital: 'Paris' })], { takenAt: day('2024-01-01'), source: 'load-shedding test' });
+    reader = (await createApiKey(runtime.services.db, 'reader', Role.READER)).token;
+    admin = (await createApiKey(runtime.services.db, 'admin', Role.ADMIN)).token;
+  });
+  after(async () => {
+    for (const server of servers) await server.close();
+    await runtime.close();
+  });
+
+  it('refuses the anonymous list fan-out before it runs (it took 114 s and 4.4 GB), and still reads the article', async () => {
+    const server = await serve();
+    const started = performance.now();
+    const refused = await postGraphql(server.url, FAN_OUT);
+    const elapsedMs = performance.now() - started;
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.errors?.[0]?.extensions.code, 'QUERY_TOO_COSTLY');
+    assert.equal(refused.body.data, undefined);
+    assert.ok(elapsedMs < 5_000, `refused in ${Math.round(elapsedMs)} ms`);
+    const plain = await postGraphql(server.url, '{ article(id: "France") { sentences { text } } }');
+    assert.equal(plain.body.data?.article.sentences.length, SENTENCES);
+  });
+
+  it('cuts off a response that outgrows its budget while running, with one error and no data', async () => {
+    const server = await serve({ limits: { maxResponseFields: 200 } });
+    const query = `{ article(id: "France") { sentences { ${Array.from({ length: 5 }, (_, i) => `t${i}: text`).join(' ')} } } }`;
+    const cut = await postGraphql(server.url, query);
+    assert.equal(cut.status, 400);
+    assert.equal(cut.body.data, null);
+    assert.equal(cut.body.errors?.length, 1);
+    assert.equal(cut.body.errors?.[0]?.extensions.code, 'RESPONSE_TOO_LARGE');
+    const within = await postGraphql(server.url, '{ article(id: "France") { sentences { text } } }');
+    assert.equal(within.body.data?.article.sentences.length, SENTENCES);
+  });
+
+  it('refuses 20 aliases × 256 searches (they took the whole pool) while another caller’s fact lookups all succeed', async () => {
+    const server = await serve();
+    const queries = Array.from({ length: 256 }, () => LONG_QUERY);
+    const attack = postGraphql(server.url, batchSearchBody(20), { variables: { q: queries } });
+    const lookups = Promise.all(Array.from({ length: 20 }, () => postGraphql(server.url, FACT, { token: reader })));
+    const refused = await attack;
+    assert.equal(refused.body.errors?.[0]?.extensions.code, 'QUERY_TOO_COSTLY', JSON.stringify(refused.body).slice(0, 200));
+    for (const lookup of await lookups) assert.deepEqual(lookup.body, { data: { fact: { value: 'Paris' } } });
+  });
+
+  it('charges the rate budget by cost: heavy queries run out of it before light ones would', async () => {
+    const server = await serve({ costPerMinute: 10_000, rateLimitPerMinute: 1_000 });
+    const queries = Array.from({ length: 64 }, (_, i) => `republic ${i}`);
+    const codes: Array<string | undefined> = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 5; i += 1) {
+      const response = await postGraphql(server.url, batchSearchBody(1), { variables: { q: queries }, token: reader });
+      codes.push(response.body.errors?.[0]?.extensions.code);
+      if (response.status === 429) retryAfter = response.headers.get('retry-after');
+    }
+    assert.deepEqual(codes, [undefined, undefined, undefined, 'RATE_LIMITED', 'RATE_LIMITED'], 'each batch of 64 searches costs 2,560 of 10,000');
+    assert.ok(Number(retryAfter) >= 1, `Retry-After: ${retryAfter}`);
+    // Another caller's budget is its own.
+    assert.deepEqual((await postGraphql(server.url, FACT)).body, { data: { fact: { value: 'Paris' } } });
+  });
+
+  it('sheds work that cannot get a database session in time with OVERLOADED (503, Retry-After), not SERVICE_UNAVAILABLE', async () => {
+    const narrow = await openTestRuntime({ env: { CHRONOQL_CALLER_SESSIONS: '1' } });
+    try {
+      const server = await serve({ limits: { requestBudgetMs: 0 } }, narrow);
+      const response = await postGraphql(server.url, batchSearchBody(1), { variables: { q: Array.from({ length: 8 }, (_, i) => `republic ${i}`) } });
+      assert.equal(response.status, 503);
+      assert.equal(response.body.errors?.[0]?.extensions.code, 'OVERLOADED');
+      assert.equal(response.headers.get('retry-after'), '2');
+    } finally {
+      await narrow.close();
+    }
+  });
+
+  it('tells anonymous callers of a production or key-only server only the health status; metrics need an admin', async () => {
+    const server = await serve({ mode: 'production' });
+    const base = server.url.replace('/graphql', '');
+    const anonymous = await fetch(`${base}/health`);
+    assert.equal(anonymous.status, 200);
+    assert.deepEqual(Object.keys((await anonymous.json()) as object), ['status']);
+    const operator = (await (await fetch(`${base}/health`, { headers: { authorization: `Bearer ${admin}` } })).json()) as Record<string, unknown>;
+    assert.ok(operator.retrieval && operator.neo4j === 'reachable');
+    assert.equal((await fetch(`${base}/metrics`)).status, 401);
+    assert.equal((await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${reader}` } })).status, 401);
+    const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${admin}` } });
+    assert.equal(metrics.status, 200);
+    assert.match(await metrics.text(), /process_cpu/);
+    const development = await serve();
+    const open = (await (await fetch(`${development.url.replace('/graphql', '')}/health`)).json()) as Record<string, unknown>;
+    assert.ok(open.retrieval, 'a public development server keeps the details');
+  });
+});
