@@ -152,6 +152,12 @@ async function serverRssBytes(url: string): Promise<number> {
   return Number(/^process_resident_memory_bytes (\d+)/m.exec(text)![1]);
 }
 
+/**
+ * The load generator is one client address standing for many users: lift the per-caller rate,
+ * cost and session shares so that they measure the server, not one caller's budget.
+ */
+export const ONE_CLIENT_STANDS_FOR_MANY = { CHRONOQL_RATE_LIMIT: '10000000', CHRONOQL_COST_BUDGET: '1000000000', CHRONOQL_CALLER_SESSIONS: '50' };
+
 /** `chronoql serve` in its own process, resolved once it says where it serves. */
 export function startServerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [join(projectRoot(), 'bin', 'chronoql.js'), 'serve'], {
@@ -179,7 +185,7 @@ export async function runLoadBenchmark(options: { seconds: number; soakSeconds: 
     }
     await runtime.services.retrieval.catchUp();
     const { token } = await createApiKey(runtime.services.db, 'load benchmark', Role.READER);
-    server = await startServerProcess({ CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-bench'), NEO4J_URI: '', PORT: '0', LOG_LEVEL: 'warn', CHRONOQL_RATE_LIMIT: '10000000', CHRONOQL_COST_BUDGET: '1000000000' });
+    server = await startServerProcess({ CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-bench'), NEO4J_URI: '', PORT: '0', ...ONE_CLIENT_STANDS_FOR_MANY, LOG_LEVEL: 'warn' });
     const url = server.url;
     await runTraffic(url, 4, 5); // warm-up: JIT, caches, connection pools
 

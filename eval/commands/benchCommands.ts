@@ -85,6 +85,15 @@ bench
   });
 
 bench
+  .command('replicas')
+  .description('The load mix at one concurrency against one server, then spread over two replicas on the same Neo4j: requests/s and p99 of each.')
+  .option('--seconds <n>', 'length of each run', (v) => Number.parseInt(v, 10), 60)
+  .option('--connections <n>', 'total concurrent connections', (v) => Number.parseInt(v, 10), 8)
+  .action(async (options: { seconds: number; connections: number }) => {
+    const { runReplicasBenchmark } = await import('../../bench/replicas.js');
+    printResult(await runReplicasBenchmark(options), false);
+  });
+bench
   .command('under-attack')
   .description('A keyed client\'s fact reads (p50/p99, errors) while anonymous clients loop the list fan-out and the pool-starving batch bodies, and while two loop the largest body the limits allow.')
   .option('--seconds <n>', 'length of each attacked phase', (v) => Number.parseInt(v, 10), 60)

@@ -8,6 +8,8 @@ import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { GraphQLError, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { CallerUsage, RateUsageRepository } from '../graph/rateUsageRepository.js';
+import type { Logger } from '../platform/logger.js';
 
 export interface QueryLimits {
   maxDepth: number;
@@ -55,10 +57,90 @@ export function validateWithLimits(rules: readonly ValidationRule[]): (schema: G
   return (schema, document) => validate(schema, document, [...specifiedRules, ...rules]);
 }
 
+const WINDOW_MS = 60_000;
+const windowOf = (at: number): number => Math.floor(at / WINDOW_MS);
+
+/**
+ * What each caller spent in the current clock minute on every server of the store. Each server
+ * counts its own callers and swaps its counts for the others' through Neo4j every `syncMs`, so
+ * a budget holds across replicas give or take what the others served since the last swap.
+ */
+export class SharedRateLedger {
+  private window = windowOf(Date.now());
+  private readonly mine = new Map<string, CallerUsage>();
+  private others = new Map<string, CallerUsage>();
+  /** Callers whose counts changed since the last swap: only they are written. */
+  private readonly dirty = new Set<string>();
+  private failing = false;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly server: string,
+    private readonly store: Pick<RateUsageRepository, 'exchange' | 'forgetBefore'>,
+    private readonly log: Logger,
+  ) {}
+
+  start(syncMs: number): void {
+    let inFlight = false;
+    // A swap slower than syncMs is not overtaken by the next one.
+    this.timer = setInterval(() => {
+      if (inFlight) return;
+      inFlight = true;
+      void this.sync().finally(() => (inFlight = false));
+    }, syncMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Adds to the caller's count and returns what it has spent on all servers this minute. */
+  spend(caller: string, requests: number, cost: number): { requests: number; cost: number; msLeftInWindow: number } {
+    this.roll();
+    const own = this.mine.get(caller) ?? { caller, requests: 0, cost: 0 };
+    own.requests += requests;
+    own.cost += cost;
+    this.mine.set(caller, own);
+    this.dirty.add(caller);
+    const other = this.others.get(caller);
+    return { requests: own.requests + (other?.requests ?? 0), cost: own.cost + (other?.cost ?? 0), msLeftInWindow: (this.window + 1) * WINDOW_MS - Date.now() };
+  }
+
+  async sync(): Promise<void> {
+    this.roll();
+    const window = this.window;
+    const changed = [...this.dirty].map((caller) => ({ ...this.mine.get(caller)! }));
+    this.dirty.clear();
+    try {
+      const others = await this.store.exchange(this.server, window, changed);
+      if (window === this.window) this.others = new Map(others.map((usage) => [usage.caller, usage]));
+      if (this.failing) this.log.info('sharing rate-limit counts with the other servers again');
+      this.failing = false;
+    } catch (error) {
+      for (const { caller } of changed) if (window === this.window) this.dirty.add(caller);
+      if (!this.failing) this.log.warn({ err: error }, 'could not share rate-limit counts with the other servers; counting this server alone until it can');
+      this.failing = true;
+    }
+  }
+
+  private roll(): void {
+    const now = windowOf(Date.now());
+    if (now === this.window) return;
+    this.window = now;
+    this.mine.clear();
+    this.others.clear();
+    this.dirty.clear();
+    void this.store.forgetBefore(now - 1).catch((error: unknown) => this.log.debug({ err: error }, 'could not drop old rate-limit counts'));
+  }
+}
+
 /**
  * Per caller (an API key, a token subject, or an anonymous client's address) and per minute: how
  * many operations, and how much estimated cost, so one caller's heavy queries spend its budget
  * faster than its light ones. Over either: RATE_LIMITED with the seconds until the next is allowed.
+ * With a shared ledger the budgets count what the caller spent on every server of the store.
  */
 export class RequestRateLimiter {
   private readonly requests: RateLimiterMemory;
@@ -67,20 +149,31 @@ export class RequestRateLimiter {
   constructor(
     readonly perMinute: number,
     readonly costPerMinute: number,
+    private readonly ledger: SharedRateLedger | null = null,
   ) {
     this.requests = new RateLimiterMemory({ points: perMinute, duration: 60 });
     this.cost = new RateLimiterMemory({ points: costPerMinute, duration: 60 });
   }
 
   /** One operation. */
-  take(caller: string): Promise<void> {
-    return consume(this.requests, caller, 1, `over ${this.perMinute} requests per minute`);
+  async take(caller: string): Promise<void> {
+    await consume(this.requests, caller, 1, `over ${this.perMinute} requests per minute`);
+    const spent = this.ledger?.spend(caller, 1, 0);
+    if (spent && spent.requests > this.perMinute) throw rateLimited(`over ${this.perMinute} requests per minute on all servers`, spent.msLeftInWindow);
   }
 
   /** An operation's estimated cost (at least 1). */
-  charge(caller: string, cost: number): Promise<void> {
-    return consume(this.cost, caller, Math.max(1, Math.ceil(cost)), `over the cost budget of ${this.costPerMinute} per minute`);
+  async charge(caller: string, cost: number): Promise<void> {
+    const points = Math.max(1, Math.ceil(cost));
+    await consume(this.cost, caller, points, `over the cost budget of ${this.costPerMinute} per minute`);
+    const spent = this.ledger?.spend(caller, 0, points);
+    if (spent && spent.cost > this.costPerMinute) throw rateLimited(`over the cost budget of ${this.costPerMinute} per minute on all servers`, spent.msLeftInWindow);
   }
+}
+
+function rateLimited(what: string, msBeforeNext: number): GraphQLError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+  return new GraphQLError(`${what}; retry in ${retryAfterSeconds} s`, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds, http: { status: 429 } } });
 }
 
 async function consume(limiter: RateLimiterMemory, caller: string, points: number, what: string): Promise<void> {
@@ -88,10 +181,7 @@ async function consume(limiter: RateLimiterMemory, caller: string, points: numbe
     await limiter.consume(caller, points);
   } catch (refusal) {
     if (!(refusal instanceof RateLimiterRes)) throw refusal;
-    const retryAfterSeconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
-    throw new GraphQLError(`${what}; retry in ${retryAfterSeconds} s`, {
-      extensions: { code: 'RATE_LIMITED', retryAfterSeconds, http: { status: 429 } },
-    });
+    throw rateLimited(what, refusal.msBeforeNext);
   }
 }
 

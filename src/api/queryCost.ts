@@ -120,13 +120,14 @@ export function operationCost(
   estimator: ComplexityEstimator,
   maxCost: number,
 ): number {
-  const cost = getComplexity({
-    schema,
-    query: document,
-    variables: request.variables ?? {},
-    operationName: request.operationName ?? undefined,
-    estimators: [estimator],
-  });
+  let cost: number;
+  try {
+    cost = getComplexity({ schema, query: document, variables: request.variables ?? {}, operationName: request.operationName ?? undefined, estimators: [estimator] });
+  } catch (error) {
+    // The estimate reads the variables before execution would: a bad one is the caller's, as it would be there.
+    if (!(error instanceof GraphQLError)) throw error;
+    throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+  }
   if (cost > maxCost) {
     throw new GraphQLError(
       `this query would cost about ${Math.round(cost)}, over the limit of ${maxCost}: lists multiply what is selected inside them (ask for fewer items, or nest lists less deeply)`,

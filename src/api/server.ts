@@ -14,7 +14,8 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, type DocumentNode
 import { pinoHttp } from 'pino-http';
 import { Authenticator, Role, unauthenticated, type AccessSettings, type Principal } from './auth.js';
 import { asReported, errorFormatter, logMaskedErrors, retryAfterPlugin, sendError } from './errorReporting.js';
-import { QUERY_LIMITS, RequestRateLimiter, queryArmor, responseBudgetPlugin, validateWithLimits, type QueryLimits } from './limits.js';
+import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, responseBudgetPlugin, validateWithLimits, type QueryLimits } from './limits.js';
+import { RateUsageRepository } from '../graph/rateUsageRepository.js';
 import { chronoqlEstimator, ListSizeStatistics, operationCost } from './queryCost.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from '../platform/logger.js';
@@ -29,6 +30,8 @@ export interface RunningServer {
 const GRAPHQL_PATH = '/graphql';
 /** How often the store's list sizes, which query costs multiply by, are re-read. */
 const LIST_SIZES_REFRESH_MS = 5 * 60_000;
+/** How often a server swaps its callers' counts with the other servers of the store (the slack of a shared rate budget). */
+const RATE_SYNC_MS = 1_000;
 
 /** What the HTTP and WebSocket server needs to know (app/config.ts reads it from the environment). */
 export interface ServerSettings {
@@ -98,7 +101,9 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     ingest: () => runtime.services.ingest.progress,
   });
   const authenticator = new Authenticator(runtime.services.db, options.access);
-  const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute, options.costPerMinute);
+  const ledger = new SharedRateLedger(randomUUID(), new RateUsageRepository(runtime.services.db.bookkeeping), options.log);
+  ledger.start(RATE_SYNC_MS);
+  const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute, options.costPerMinute, ledger);
   const listSizes = new ListSizeStatistics(() => runtime.services.reads.listSizes(), options.log);
   await listSizes.start(LIST_SIZES_REFRESH_MS);
   const estimator = chronoqlEstimator(listSizes.current);
@@ -327,6 +332,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     close: async () => {
       draining = true;
       listSizes.stop();
+      ledger.stop();
       metrics.close();
       await apollo.stop();
     },

@@ -50,6 +50,9 @@ describe('load shedding: query cost, response size, session shares', () => {
     assert.equal(refused.body.errors?.[0]?.extensions.code, 'QUERY_TOO_COSTLY');
     assert.equal(refused.body.data, undefined);
     assert.ok(elapsedMs < 5_000, `refused in ${Math.round(elapsedMs)} ms`);
+    const badVariable = await postGraphql(server.url, 'query($n: Int!) { articles(first: $n) { totalCount } }', { variables: { n: 'many' } });
+    assert.equal(badVariable.status, 400);
+    assert.equal(badVariable.body.errors?.[0]?.extensions.code, 'BAD_USER_INPUT', 'a bad variable met by the cost estimate is still the caller’s error');
     const plain = await postGraphql(server.url, '{ article(id: "France") { sentences { text } } }');
     assert.equal(plain.body.data?.article.sentences.length, SENTENCES);
   });
