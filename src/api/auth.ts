@@ -77,7 +77,7 @@ export async function createApiKey(db: CypherRunner, name: string, role: Role): 
 }
 
 /** How long a verified key is trusted without asking Neo4j again: a revocation takes effect within this. */
-const KEY_CACHE_MS = 5_000;
+const KEY_CACHE_MS = 1_000;
 
 export class Authenticator {
   private readonly keys: ApiKeyRepository;

@@ -8,6 +8,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startServerProcess, stopServerProcess } from '../../bench/load.js';
 import { createApiKey, Role } from '../../src/api/auth.js';
+import { ApiKeyRepository } from '../../src/graph/apiKeyRepository.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { article, openTestRuntime, postGraphql, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
 
@@ -93,6 +94,15 @@ describe('several servers on one Neo4j', () => {
       const hits = (await postGraphql(b.url, search)).body.data?.search as Array<{ articleId: string }> | undefined;
       return hits?.[0]?.articleId === 'Lighthouse';
     });
+
+    const revoked = await createApiKey(runtime.services.db, 'soon revoked', Role.READER);
+    for (const server of [a, b]) assert.equal((await postGraphql(server.url, '{ snapshots { id } }', { token: revoked.token })).status, 200);
+    await new ApiKeyRepository(runtime.services.db).revoke(revoked.key.id);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    for (const server of [a, b]) {
+      const refused = await postGraphql(server.url, '{ snapshots { id } }', { token: revoked.token });
+      assert.equal(refused.body.errors?.[0]?.extensions.code, 'UNAUTHENTICATED', 'a revoked key stops working on every server within a second');
+    }
   });
 
   it('loses nothing for a subscriber on A that resumes on B with afterSeq when A is killed mid-stream', async () => {
