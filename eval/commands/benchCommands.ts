@@ -37,6 +37,16 @@ bench
   });
 
 bench
+  .command('replay')
+  .description('Events per second a subscriber resuming with afterSeq: 0 receives over WebSocket, on a synthetic change history.')
+  .addOption(new Option('--events <n>', 'change events in the history').default(12000).argParser(Number))
+  .option('--json', 'print JSON')
+  .action(async (options: { events: number; json?: boolean }) => {
+    const { runReplayBenchmark } = await import('../../bench/replay.js');
+    printResult(await runReplayBenchmark(options), options.json);
+  });
+
+bench
   .command('search')
   .description('Native batched time-filtered search vs the TypeScript reference and the GEMM roofline (synthetic vectors).')
   .addOption(new Option('--n <rows>', 'rows in the index').default(100_000).argParser(Number))

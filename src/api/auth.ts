@@ -27,6 +27,8 @@ export interface Principal {
   subject: string;
   role: Role;
   via: 'api-key' | 'jwt';
+  /** A token's expiry: an open subscription ends then. */
+  expiresAt?: Date;
 }
 
 export interface JwtSettings {
@@ -135,6 +137,6 @@ export class Authenticator {
     if (typeof payload.sub !== 'string' || payload.sub.trim() === '') throw unauthenticated('invalid token: the "sub" claim must be a non-empty string');
     const role = parseRole(payload[jwt.roleClaim]);
     if (!role) throw unauthenticated(`the token's "${jwt.roleClaim}" claim must be reader, writer or admin`);
-    return { subject: payload.sub, role, via: 'jwt' };
+    return { subject: payload.sub, role, via: 'jwt', expiresAt: new Date(Number(payload.exp) * 1000) };
   }
 }

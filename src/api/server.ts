@@ -6,20 +6,19 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
-import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
 import type { ApiHost, RequestContext } from './context.js';
 import { chronoqlSchema } from './schema.js';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, type DocumentNode } from 'graphql';
+import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { pinoHttp } from 'pino-http';
 import { Authenticator, Role, unauthenticated, type AccessSettings, type Principal } from './auth.js';
-import { asReported, errorFormatter, logMaskedErrors, retryAfterPlugin, sendError } from './errorReporting.js';
-import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, responseBudgetPlugin, validateWithLimits, type QueryLimits } from './limits.js';
+import { errorFormatter, logMaskedErrors, retryAfterPlugin, sendError } from './errorReporting.js';
+import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, responseBudgetPlugin, type QueryLimits } from './limits.js';
 import { RateUsageRepository } from '../graph/rateUsageRepository.js';
 import { chronoqlEstimator, ListSizeStatistics, operationCost } from './queryCost.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from '../platform/logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
+import { startSubscriptionServer, type SubscriptionSettings } from './subscriptionServer.js';
 
 export interface RunningServer {
   url: string;
@@ -48,6 +47,8 @@ export interface ServerSettings {
   allowedOrigins: string[];
   /** The evaluation report shown at /reports (`chronoql eval --report` publishes there). */
   reportsDir: string;
+  /** WebSocket connection caps and timeouts. */
+  subscriptions: SubscriptionSettings;
 }
 
 /** `limits` overrides QUERY_LIMITS' cost and response bounds (tests and benchmarks use small ones). */
@@ -56,36 +57,16 @@ export type ServerOptions = ServerSettings & { log: Logger; limits?: Partial<Que
 /** How long a client may take to send its headers, and its whole request. */
 export const HTTP_LIMITS = { headersMs: 10_000, requestMs: 30_000 } as const;
 
-/** WebSocket close code (application range) for a subscriber cut off for reading too slowly. */
-export const SLOW_SUBSCRIBER_CLOSE_CODE = 4008;
-
 /** A caller-supplied request id is kept when it is short and plain, so it can be logged as it is. */
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
-
-/** Browsers send Origin: a page on another site may not open the WebSocket (it would carry the user's access). */
-function originAllowed(origin: string | undefined, host: string | undefined, allowed: readonly string[]): boolean {
-  if (!origin) return true; // not a browser: it must still present a key to subscribe
-  if (allowed.includes(origin)) return true;
-  try {
-    return new URL(origin).host === host;
-  } catch {
-    return false;
-  }
-}
 
 function addressOf(request: IncomingMessage): string {
   return `address:${request.socket.remoteAddress}`;
 }
 
 /** Whose budget a request spends: the credential's, or an anonymous client's address. */
-function callerOf(principal: Principal | null, address: string): string {
+export function callerOf(principal: Principal | null, address: string): string {
   return principal ? `${principal.via}:${principal.subject}` : address;
-}
-
-/** A credential for a subscription: connection parameters (graphql-ws clients) or the explorer's headers. */
-function subscriptionCredential(connectionParams: Record<string, unknown> | undefined, extensions: Record<string, unknown> | undefined | null): unknown {
-  const headers = (extensions?.headers ?? {}) as Record<string, unknown>;
-  return connectionParams?.Authorization ?? connectionParams?.authorization ?? headers.Authorization ?? headers.authorization;
 }
 
 /**
@@ -118,67 +99,25 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   // A client that sends its request slowly (or never finishes it) is cut off, so idle sockets cannot pile up.
   const httpServer: Server = createServer({ requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.headersMs, connectionsCheckingInterval: 1_000 }, app);
 
-  // graphql-ws does not format errors: the same masking and codes as over HTTP, and the same log.
   const formatError = errorFormatter(options.mode);
-  const formatSubscriptionErrors = (errors: readonly GraphQLError[], subscription: { id: string; operationName?: string | null }) => {
-    logMaskedErrors(options.log, formatError, 'websocket', errors, { requestId: subscription.id, operationName: subscription.operationName });
-    return errors.map((error) => formatError(asReported(error, 'websocket'), error));
-  };
   const armor = queryArmor();
   const validationRules = [...armor.validationRules, ...(options.mode === 'production' ? [NoSchemaIntrospectionCustomRule] : [])];
-  const wsServer = new WebSocketServer({
-    server: httpServer,
+  const subscriptions = startSubscriptionServer({
+    httpServer,
     path: GRAPHQL_PATH,
-    maxPayload: QUERY_LIMITS.maxBodyBytes,
-    // A page of another site is forbidden, not unauthenticated: its credentials are not the problem (403, not ws's default 401).
-    verifyClient: ({ origin, req }: { origin: string; req: IncomingMessage }, done: (allowed: boolean, status?: number, message?: string) => void) =>
-      originAllowed(origin, req.headers.host, options.allowedOrigins) ? done(true) : done(false, 403, 'Forbidden: this origin may not open the WebSocket'),
+    schema,
+    host: runtime,
+    authenticator,
+    identify: (credential, request) => identify(credential, addressOf(request)),
+    takeRate: (key) => rateLimiter.take(key),
+    admit: (caller, document, request) => rateLimiter.charge(caller, operationCost(schema, document, request, estimator, limits.maxCost)),
+    validationRules,
+    formatError,
+    metrics,
+    log: options.log,
+    allowedOrigins: options.allowedOrigins,
+    settings: options.subscriptions,
   });
-  const wsCleanup = useServer<Record<string, unknown>, RequestContext>(
-    {
-      schema,
-      // Authentication, rate and query limits, all before anything runs. graphql-ws skips its own
-      // parse and validate when onSubscribe is given, so they are done here too.
-      onSubscribe: async (context, id, payload) => {
-        let principal: Principal | null;
-        let document: DocumentNode;
-        try {
-          principal = await identify(subscriptionCredential(context.connectionParams, payload.extensions), addressOf(context.extra.request));
-          if (!principal) throw unauthenticated('subscriptions need an API key or token (connection parameter Authorization: "Bearer …")');
-          await rateLimiter.take(`${principal.via}:${principal.subject}`);
-          document = parse(payload.query, { maxTokens: QUERY_LIMITS.maxTokens });
-        } catch (error) {
-          return [error as GraphQLError];
-        }
-        const problems = validateWithLimits(validationRules)(schema, document);
-        if (problems.length > 0) return problems;
-        metrics.subscriptions.inc();
-        return {
-          schema,
-          document,
-          variableValues: payload.variables,
-          operationName: payload.operationName,
-          contextValue: runtime.requestContext({ cache: false, principal, requestId: id }),
-        };
-      },
-      onComplete: () => {
-        metrics.subscriptions.dec();
-      },
-      // A subscriber cut off for reading too slowly also loses its connection, with the reason:
-      // the error message alone could sit unread in the buffers it stopped draining.
-      onError: (context, id, payload, errors) => {
-        const tooSlow = errors.find((error) => error.extensions?.code === 'SUBSCRIBER_TOO_SLOW');
-        if (tooSlow) {
-          metrics.slowSubscribers.inc();
-          const reason = `too slow; resubscribe with afterSeq: ${String(tooSlow.extensions.resumeAfterSeq)}`;
-          setImmediate(() => context.extra.socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, reason)); // after the error is queued
-        }
-        return formatSubscriptionErrors(errors, { id, operationName: payload.operationName });
-      },
-      onNext: (_context, id, payload, _args, result) => (result.errors ? { ...result, errors: formatSubscriptionErrors(result.errors, { id, operationName: payload.operationName }) } : undefined),
-    },
-    wsServer,
-  );
 
   const apollo = new ApolloServer<RequestContext>({
     schema,
@@ -206,7 +145,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
           didEncounterErrors: async ({ errors, operationName, contextValue }) => logMaskedErrors(options.log, formatError, 'http', errors, { requestId: contextValue.requestId, operationName }),
         }),
       },
-      { serverWillStart: async () => ({ drainServer: async () => wsCleanup.dispose() }) },
+      { serverWillStart: async () => ({ drainServer: async () => subscriptions.dispose() }) },
     ],
   });
   await apollo.start();

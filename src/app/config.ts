@@ -10,10 +10,10 @@ import type { AccessSettings, JwtSettings } from '../api/auth.js';
 import { QUERY_LIMITS } from '../api/limits.js';
 import { DEFAULT_CALLER_SESSIONS } from '../graph/database.js';
 import type { ServerSettings } from '../api/server.js';
+import { DEFAULT_SUBSCRIPTION_SETTINGS } from '../api/subscriptionServer.js';
 import { onnxModelFiles } from '../embedding/onnx.js';
 import { isPretrainedModel, PRETRAINED_MODELS } from '../embedding/pretrained.js';
 import type { EmbedderConfig, EmbedderKind } from '../embedding/types.js';
-import { DEFAULT_SUBSCRIBER_BUFFER } from '../ingest/changeFeed.js';
 import type { DeviceChoice } from '../native/types.js';
 import type { ChatEndpointConfig } from '../platform/openaiChat.js';
 
@@ -42,8 +42,6 @@ export interface Config extends ServerSettings {
   queryTimeoutMs: number;
   /** Neo4j sessions one API caller may hold at once (of the pool of 50). */
   callerSessions: number;
-  /** Live changes one subscriber may have waiting before it is cut off (it resumes with afterSeq). */
-  subscriberBuffer: number;
   /** How long to keep retrying (with backoff) a Neo4j that does not answer at start. */
   neo4jStartWaitMs: number;
   /** The retrieval embedder (CHRONOQL_EMBEDDER and its settings). */
@@ -133,7 +131,9 @@ const EnvironmentSchema = z.object({
   CHRONOQL_CALLER_SESSIONS: integer(1, 50),
   CHRONOQL_ALLOWED_ORIGINS: raw,
   CHRONOQL_QUERY_TIMEOUT_MS: integer(100, 3_600_000),
-  CHRONOQL_SUBSCRIBER_BUFFER: integer(1_000, 10_000_000),
+  CHRONOQL_WS_MAX_CONNECTIONS: integer(1, 1_000_000),
+  CHRONOQL_WS_MAX_CONNECTIONS_PER_ADDRESS: integer(1, 1_000_000),
+  CHRONOQL_SLOW_SUBSCRIBER_MS: integer(1_000, 3_600_000),
   CHRONOQL_DEVICE: z.preprocess((value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value), z.enum(['auto', 'cpu', 'cuda'], { error: 'must be cpu, cuda or auto' }).optional()),
   CHRONOQL_EMBEDDER: oneOf(EMBEDDER_KINDS as unknown as [string, ...string[]]),
   CHRONOQL_LABEL_ENCODER: oneOf(['none', ...EMBEDDER_KINDS] as [string, ...string[]]),
@@ -218,8 +218,12 @@ export function loadConfig(environment: Environment = process.env): Config {
       .filter(Boolean),
     queryTimeoutMs: env.CHRONOQL_QUERY_TIMEOUT_MS ?? 15_000,
     callerSessions: env.CHRONOQL_CALLER_SESSIONS ?? DEFAULT_CALLER_SESSIONS,
-    // At least two of the change feed's pages (500 events arrive at once), so a subscriber that keeps up is never cut off.
-    subscriberBuffer: env.CHRONOQL_SUBSCRIBER_BUFFER ?? DEFAULT_SUBSCRIBER_BUFFER,
+    subscriptions: {
+      ...DEFAULT_SUBSCRIPTION_SETTINGS,
+      maxConnections: env.CHRONOQL_WS_MAX_CONNECTIONS ?? DEFAULT_SUBSCRIPTION_SETTINGS.maxConnections,
+      maxConnectionsPerAddress: env.CHRONOQL_WS_MAX_CONNECTIONS_PER_ADDRESS ?? DEFAULT_SUBSCRIPTION_SETTINGS.maxConnectionsPerAddress,
+      slowSubscriberMs: env.CHRONOQL_SLOW_SUBSCRIBER_MS ?? DEFAULT_SUBSCRIPTION_SETTINGS.slowSubscriberMs,
+    },
     neo4jStartWaitMs: env.CHRONOQL_NEO4J_WAIT_MS ?? 60_000,
     embedder: embedderConfig(embedderKind, env, { dataDir, modelsDir }, 'CHRONOQL_EMBEDDER'),
     labelEncoder: labelKind === 'none' ? null : embedderConfig(labelKind as EmbedderKind, env, { dataDir, modelsDir }, 'CHRONOQL_LABEL_ENCODER'),

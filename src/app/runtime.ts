@@ -104,7 +104,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   }
   const reads = new ReadRepository(db);
   const snapshots = new SnapshotRepository(db);
-  const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'), undefined, config.subscriberBuffer);
+  const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
   let askOptions: AskServiceOptions;
   let answering: AskService;
   let labeler: SentenceLabeler;

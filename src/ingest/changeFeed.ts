@@ -2,23 +2,10 @@ import { EventEmitter } from 'node:events';
 import type { ChangeEventRecord } from '../domain/model.js';
 import type { ChangeFilter, ReadRepository } from '../graph/readRepository.js';
 
+/** Events one subscriber reads from the store at a time: all it ever holds in memory. */
 const PAGE = 500;
-/** Live events one subscriber may have waiting (it reads slower than they come) before it is cut off. */
-export const DEFAULT_SUBSCRIBER_BUFFER = 10_000;
-
-/**
- * A subscriber fell more than its buffer behind. It lost nothing: it resumes with
- * `afterSeq: resumeAfterSeq`, the last event it was given.
- */
-export class SubscriberTooSlowError extends Error {
-  readonly extensions: { code: 'SUBSCRIBER_TOO_SLOW'; resumeAfterSeq: number };
-
-  constructor(buffer: number, resumeAfterSeq: number) {
-    super(`subscriber too slow: more than ${buffer} changes waiting; resubscribe with afterSeq: ${resumeAfterSeq}`);
-    this.name = 'SubscriberTooSlowError';
-    this.extensions = { code: 'SUBSCRIBER_TOO_SLOW', resumeAfterSeq };
-  }
-}
+/** The latest events, kept once for every subscriber that keeps up, so they need not each read them from the store. */
+const RECENT = 2 * PAGE;
 
 export interface ChangeSubscription extends ChangeFilter {
   /** Replay stored changes after this sequence number first; null means live changes only. */
@@ -26,21 +13,25 @@ export interface ChangeSubscription extends ChangeFilter {
 }
 
 function passes(event: ChangeEventRecord, filter: ChangeFilter): boolean {
-  return (
-    (!filter.articleIds || filter.articleIds.includes(event.articleId)) &&
-    (!filter.kinds || filter.kinds.includes(event.kind))
-  );
+  return (!filter.articleIds || filter.articleIds.includes(event.articleId)) && (!filter.kinds || filter.kinds.includes(event.kind));
 }
 
 /**
- * Tails the ChangeEvent sequence in Neo4j and fans new events out to subscribers. Tailing
- * the database, rather than trusting in-process notifications, makes changes written by
- * another process (a `chronoql ingest` beside `chronoql serve`) arrive too. Sequence
- * numbers are gap-free and commit in order, so "everything after seq N" is well defined.
+ * Tails the ChangeEvent sequence in Neo4j and wakes subscribers when it moves. Tailing the
+ * database, rather than trusting in-process notifications, makes changes written by another
+ * process (a `chronoql ingest` beside `chronoql serve`) arrive too. Sequence numbers are
+ * gap-free and commit in order, so "everything after seq N" is well defined.
+ *
+ * Each subscriber takes the events when it asks for the next one, from the feed's window of
+ * recent events while it keeps up, else from the store a page at a time: it is fed as fast
+ * as it reads, however fast the ingest writes, and the feed holds no more than a page for it.
+ * A reader that falls far behind is slower to serve but costs no more memory.
  */
 export class ChangeFeed {
   private readonly emitter = new EventEmitter();
   private latestSeq = 0;
+  /** The events up to latestSeq, gap-free, at most RECENT of them. */
+  private recent: ChangeEventRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
   private started = false;
@@ -52,7 +43,6 @@ export class ChangeFeed {
     private readonly repository: ReadRepository,
     private readonly onPollError: (error: unknown) => void = () => {},
     private readonly pollIntervalMs = 200,
-    private readonly subscriberBuffer = DEFAULT_SUBSCRIBER_BUFFER,
   ) {
     this.emitter.setMaxListeners(0);
   }
@@ -80,11 +70,9 @@ export class ChangeFeed {
   }
 
   /**
-   * Stored events after `afterSeq`, then live ones, in order, each once. Live events are
-   * buffered from the start, before the replay is read, so none fall between the two; a
-   * hole in the live stream is filled from the database. A subscriber that lets more than
-   * `subscriberBuffer` live events wait is ended with SubscriberTooSlowError, so memory stays bounded.
-   * Ending it (`return()`) takes effect at once, also while it waits for a change.
+   * Stored events after `afterSeq` (after the current last one when null), then new ones as
+   * they are written, in order, each once. Ending it (`return()`) takes effect at once, also
+   * while it waits for a change.
    */
   subscribe(subscription: ChangeSubscription, signal?: AbortSignal): AsyncGenerator<ChangeEventRecord> {
     // A generator waiting on its wake-up promise would queue return() until the next change that
@@ -100,54 +88,53 @@ export class ChangeFeed {
   }
 
   private async *stream(subscription: ChangeSubscription, signal: AbortSignal): AsyncGenerator<ChangeEventRecord> {
-    const waiting: ChangeEventRecord[] = [];
-    let overflowed = false;
     let wake: (() => void) | undefined;
-    const onChange = (event: ChangeEventRecord): void => {
-      if (waiting.length < this.subscriberBuffer) waiting.push(event);
-      else overflowed = true;
+    // Only counters read after this subscription began: the feed's own may predate a store that was emptied,
+    // and reading up to it would skip the events written since.
+    let known = 0;
+    const onAdvance = (latest: number): void => {
+      known = Math.max(known, latest);
       wake?.();
     };
     const onAbort = (): void => wake?.();
-    this.emitter.on('change', onChange);
+    this.emitter.on('advance', onAdvance);
     signal.addEventListener('abort', onAbort);
     try {
-      const replayUpTo = await this.repository.latestChangeSeq();
-      let cursor = subscription.afterSeq ?? replayUpTo;
-      for await (const event of this.stored(cursor, replayUpTo, subscription)) {
-        yield event;
-        cursor = event.seq;
-      }
-      cursor = Math.max(cursor, replayUpTo);
+      known = Math.max(known, await this.repository.latestChangeSeq());
+      let cursor = subscription.afterSeq ?? known;
       while (!signal.aborted) {
-        if (overflowed) throw new SubscriberTooSlowError(this.subscriberBuffer, cursor);
-        const event = waiting.shift();
-        if (!event) {
+        if (cursor >= known) {
           await new Promise<void>((resolve) => (wake = resolve));
           wake = undefined;
           continue;
         }
-        if (event.seq <= cursor) continue;
-        if (event.seq > cursor + 1) {
-          for await (const missed of this.stored(cursor, event.seq - 1, subscription)) yield missed;
+        const { events, through } = this.recentAfter(cursor, subscription) ?? (await this.stored(cursor, known, subscription));
+        for (const event of events) {
+          if (signal.aborted) return;
+          yield event;
+          cursor = event.seq;
         }
-        cursor = event.seq;
-        if (passes(event, subscription)) yield event;
+        cursor = through;
       }
     } finally {
-      this.emitter.off('change', onChange);
+      this.emitter.off('advance', onAdvance);
       signal.removeEventListener('abort', onAbort);
     }
   }
 
-  private async *stored(afterSeq: number, upToSeq: number, filter: ChangeFilter): AsyncGenerator<ChangeEventRecord> {
-    let cursor = afterSeq;
-    while (cursor < upToSeq) {
-      const page = await this.repository.changesBetween(cursor, upToSeq, filter, PAGE);
-      yield* page;
-      if (page.length < PAGE) return;
-      cursor = page[page.length - 1]!.seq;
-    }
+  /** The window's events after `cursor` that pass the filter, a page scanned at most; null when the window no longer holds cursor + 1. */
+  private recentAfter(cursor: number, filter: ChangeFilter): { events: ChangeEventRecord[]; through: number } | null {
+    const start = cursor + 1 - (this.recent[0]?.seq ?? Infinity);
+    if (!(start >= 0 && start < this.recent.length)) return null;
+    const scanned = this.recent.slice(start, start + PAGE);
+    return { events: scanned.filter((event) => passes(event, filter)), through: scanned.at(-1)!.seq };
+  }
+
+  /** A page of stored events after `cursor` that pass the filter, and the seq it reaches. */
+  private async stored(cursor: number, upTo: number, filter: ChangeFilter): Promise<{ events: ChangeEventRecord[]; through: number }> {
+    const events = await this.repository.changesBetween(cursor, upTo, filter, PAGE);
+    // A short page holds every event up to `upTo` that passes the filter.
+    return { events, through: events.length < PAGE ? upTo : events.at(-1)!.seq };
   }
 
   private schedule(): void {
@@ -169,15 +156,33 @@ export class ChangeFeed {
     try {
       // One counter read per tick; events are fetched only when there are new ones.
       const latest = await this.repository.latestChangeSeq();
-      // A counter behind us means the store was emptied or restored: follow it back.
-      if (latest < this.latestSeq) this.latestSeq = latest;
-      while (this.latestSeq < latest) {
-        const page = await this.repository.changesBetween(this.latestSeq, latest, {}, PAGE);
-        if (page.length === 0) return;
-        for (const event of page) {
-          this.latestSeq = event.seq;
-          this.emitter.emit('change', event);
+      if (latest === this.latestSeq) return;
+      if (latest < this.latestSeq) {
+        // A counter behind us means the store was emptied or restored: follow it back.
+        this.recent = [];
+        this.latestSeq = latest;
+        this.emitter.emit('advance', latest);
+        return;
+      }
+      // Only the last window's worth is read: a subscriber further behind reads the store.
+      const last = this.recent.at(-1);
+      let from = Math.max(this.latestSeq, latest - RECENT);
+      if (from > this.latestSeq || !last) this.recent = [];
+      // The window's last event is read again: finding it unchanged shows the store was not emptied and refilled past it between two polls.
+      else from = last.seq - 1;
+      while (from < latest) {
+        const page = await this.repository.changesBetween(from, latest, {}, PAGE);
+        const again = this.recent.at(-1);
+        if (again && page[0]?.seq === again.seq) {
+          const same = page[0].snapshotId === again.snapshotId && page[0].recordedAt.getTime() === again.recordedAt.getTime();
+          page.shift();
+          if (!same) this.recent = [];
         }
+        if (page.length === 0) break;
+        this.recent.push(...page);
+        this.recent.splice(0, Math.max(0, this.recent.length - RECENT));
+        from = this.latestSeq = page.at(-1)!.seq;
+        this.emitter.emit('advance', this.latestSeq);
       }
     } catch (error) {
       this.onPollError(error);

@@ -48,6 +48,12 @@ async function subscribeOnce(server: RunningServer, options: { connectionParams?
   }
 }
 
+/** The close code and reason when the server closed the connection instead of answering. */
+function closeOf(outcome: unknown): string | undefined {
+  const close = outcome as { code?: number; reason?: string };
+  return typeof close?.code === 'number' ? `${close.code} ${close.reason}` : undefined;
+}
+
 function codeOf(outcome: unknown): string | undefined {
   return Array.isArray(outcome) ? (outcome[0] as { extensions?: { code?: string } })?.extensions?.code : undefined;
 }
@@ -157,7 +163,8 @@ describe('access control', () => {
   it('needs a key to subscribe (connection parameters or the explorer headers), and refuses foreign browser origins', async () => {
     const server = await serve();
     assert.equal(codeOf(await subscribeOnce(server, {})), 'UNAUTHENTICATED');
-    assert.equal(codeOf(await subscribeOnce(server, { connectionParams: { Authorization: 'Bearer cq_bogus' } })), 'UNAUTHENTICATED');
+    // A bad credential in connection_init is refused before the acknowledgement.
+    assert.equal(closeOf(await subscribeOnce(server, { connectionParams: { Authorization: 'Bearer cq_bogus' } })), '4401 Unauthorized: malformed API key');
     await resetKnowledge(runtime);
     await post(server, INGEST, { token: writer });
     const event = (outcome: unknown) => (outcome as { data?: { changes?: { seq: number } } }).data?.changes?.seq;
@@ -215,9 +222,9 @@ describe('access control', () => {
     for (let i = 0; i < 5; i++) guesses.push((await post(guessing, '{ snapshots { id } }', { token: `cq_${'a'.repeat(10)}_${'b'.repeat(42)}${i}` })).status);
     assert.deepEqual(guesses, [401, 401, 401, 429, 429]);
     const wsGuessing = await serve({ rateLimitPerMinute: 3 });
-    const wsCodes: Array<string | undefined> = [];
-    for (let i = 0; i < 5; i++) wsCodes.push(codeOf(await subscribeOnce(wsGuessing, { connectionParams: { Authorization: `Bearer cq_${'a'.repeat(10)}_${'c'.repeat(42)}${i}` } })));
-    assert.deepEqual(wsCodes, ['UNAUTHENTICATED', 'UNAUTHENTICATED', 'UNAUTHENTICATED', 'RATE_LIMITED', 'RATE_LIMITED']);
+    const wsCloses: Array<string | undefined> = [];
+    for (let i = 0; i < 5; i++) wsCloses.push(closeOf(await subscribeOnce(wsGuessing, { connectionParams: { Authorization: `Bearer cq_${'a'.repeat(10)}_${'c'.repeat(42)}${i}` } }))?.split(':')[0]);
+    assert.deepEqual(wsCloses, ['4401 Unauthorized', '4401 Unauthorized', '4401 Unauthorized', '4429 Too many requests', '4429 Too many requests']);
   });
 
   it('turns off introspection and the explorer in production mode', async () => {
