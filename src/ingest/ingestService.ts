@@ -8,6 +8,7 @@ import { isoDay } from '../domain/time.js';
 import { planArticle, planIsEmpty } from './articlePlan.js';
 import type { ArticlePlan } from '../domain/plan.js';
 import { IngestBusyError, IngestLeaseLostError, SnapshotOrderError } from './errors.js';
+import { transactionBatches } from './inputLimits.js';
 import { ExactMatchLabeler, type SentenceLabeler } from './sentenceLabeler.js';
 import type { ArticleInput } from './snapshotReader.js';
 
@@ -162,8 +163,7 @@ export class IngestService {
       if (leaseLost() || !(await new LeaseRepository(tx).acquire('ingest', owner, LEASE_SECONDS))) throw new IngestLeaseLostError(id);
     };
     const batchSize = options.batchSize ?? 100;
-    for (let start = 0; start < articles.length; start += batchSize) {
-      const batch = articles.slice(start, start + batchSize);
+    for (const batch of transactionBatches(articles, batchSize)) {
       const outcome = await this.db.writeTransaction(async (tx) => {
         await holdLease(tx);
         const repository = new IngestRepository(tx);
@@ -182,7 +182,7 @@ export class IngestService {
       report.articlesResumed += outcome.resumed;
       report.changeEvents += outcome.changeEvents;
       if (outcome.changeEvents > 0) this.onCommitted();
-      this.progress.articlesDone = Math.min(start + batchSize, articles.length);
+      this.progress.articlesDone += batch.length;
       options.onProgress?.(this.progress.articlesDone, articles.length);
     }
     if (complete) {

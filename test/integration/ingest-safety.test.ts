@@ -6,7 +6,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { LeaseRepository } from '../../src/graph/leaseRepository.js';
 import { countNodes } from '../../src/graph/maintenance.js';
 import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
-import { checkArticles } from '../../src/ingest/snapshotReader.js';
+import { checkArticles, readSnapshotFile } from '../../src/ingest/snapshotReader.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
 
@@ -180,5 +180,65 @@ describe('ingest safety', () => {
     assert.ok(performance.now() - started < 20_000);
     assert.ok(resumed.articlesResumed > 0 && resumed.articlesResumed < 1500, `resumed ${resumed.articlesResumed}`);
     assert.deepEqual(await fingerprint(), uninterrupted);
+  });
+
+  it('refuses an oversized id, title, infobox or article up front, with INVALID_SNAPSHOT and its line', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'chronoql-sizes-'));
+    const file = join(scratch, 'oversized.jsonl');
+    const lines = [
+      { id: 'fine', text: 'A fine article.' },
+      { id: 'x'.repeat(9000), text: 'Its id is too long to index.' },
+      { id: 'long title', title: 't'.repeat(9000), text: 'Its title is too long to index.' },
+      { id: 'huge infobox', text: 'Too many facts.', infobox: Object.fromEntries(Array.from({ length: 250_000 }, (_, i) => [`attribute ${i}`, `value ${i}`])) },
+      { id: 'one huge line', text: 'Words go on and on. '.repeat(150_000) },
+    ];
+    writeFileSync(file, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+    try {
+      const error = await readSnapshotFile(file).then(() => null, (caught: unknown) => caught);
+      assert.ok(error instanceof InvalidSnapshotError, `refused before writing: ${String(error)}`);
+      assert.equal(error.code, 'INVALID_SNAPSHOT');
+      const found = error.problems.map((p) => `${p.source}:${p.line}: ${p.message}`);
+      const expected = [
+        /^oversized\.jsonl:2: "id" is 9,000 bytes of UTF-8; at most 2,048 are allowed$/,
+        /^oversized\.jsonl:3: "title" is 9,000 bytes of UTF-8; at most 2,048 are allowed$/,
+        /^oversized\.jsonl:4: "infobox" has 250,000 entries; at most 1,000 are allowed$/,
+        /^oversized\.jsonl:4: the article is [\d,.]+ KiB; at most 2,048 KiB \(id, title, text and infobox together\) are allowed/,
+        /^oversized\.jsonl:5: the article is 2,929\.7 KiB; at most 2,048 KiB \(id, title, text and infobox together\) are allowed: split it into several articles$/,
+      ];
+      assert.equal(found.length, expected.length, found.join('\n'));
+      expected.forEach((pattern, i) => assert.match(found[i]!, pattern));
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    // The GraphQL mutation checks the same way, and reports the position in the list.
+    const { errors } = await execute(
+      runtime,
+      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { articles } }`,
+      { articles: [{ id: 'ok', text: 'Fine.' }, { id: 'x'.repeat(9000), text: 'Too long an id.' }] },
+    );
+    const refused = errors?.[0]?.originalError;
+    assert.ok(refused instanceof InvalidSnapshotError, String(errors));
+    assert.deepEqual(refused.problems.map((p) => [p.source, p.line]), [['articles', 2]]);
+    assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
+    const later = await runtime.services.ingest.ingest([article('a', 'Still open to writers.')], { takenAt: day('2024-02-01'), source: 'test' });
+    assert.equal(later.snapshot.status, 'COMPLETE');
+  });
+
+  it('takes the NFC and NFD spellings of one id as one article', async () => {
+    const composed = 'Caf\u00e9';
+    const decomposed = 'Cafe\u0301';
+    const snapshot = (id: string, text: string) => checkArticles([{ value: { id, title: id, text, infobox: { Owner: text } }, line: 1 }], 'articles');
+    await runtime.services.ingest.ingest(snapshot(decomposed, 'Old owner.'), { takenAt: day('2024-01-01'), source: 'test' });
+    const changed = await runtime.services.ingest.ingest(snapshot(composed, 'New owner.'), { takenAt: day('2024-02-01'), source: 'test' });
+    assert.equal(changed.articlesAdded, 0);
+    assert.equal(changed.facts.updated, 1);
+    assert.equal(await countNodes(runtime.services.db, 'Article'), 1);
+    const { data } = await execute(runtime, `{ article(id: "${composed}") { id title } }`);
+    assert.deepEqual(data.article, { id: composed, title: composed });
+    // Both spellings in one snapshot are one id given twice.
+    assert.throws(
+      () => checkArticles([{ value: { id: composed, text: 'x.' }, line: 1 }, { value: { id: decomposed, text: 'y.' }, line: 2 }], 'articles'),
+      (error: unknown) => error instanceof InvalidSnapshotError && error.problems[0]!.line === 2 && /appears twice \(first at line 1\)/.test(error.problems[0]!.message),
+    );
   });
 });
