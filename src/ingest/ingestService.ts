@@ -20,6 +20,8 @@ export interface IngestOptions {
   batchSize?: number;
   /** How long to wait for another process's ingest to finish (or its lease to run out) before refusing. */
   leaseWaitMs?: number;
+  /** An operator (the CLI, an admin) may date a snapshot up to a day ahead; anyone else only within MAX_CLOCK_SKEW_MS. */
+  datedAheadAllowed?: boolean;
   onProgress?: (articlesDone: number, articlesTotal: number) => void;
 }
 
@@ -61,8 +63,13 @@ export interface IngestReport {
 /** The ingest lease lasts this long without renewal; a process killed mid-ingest blocks others at most this long. */
 const LEASE_SECONDS = 30;
 const LEASE_POLL_MS = 250;
-/** A snapshot may be dated at most this far past the server clock (clock skew), never years ahead. */
-const MAX_FUTURE_MS = 24 * 3600 * 1000;
+/**
+ * How far past the server clock a writer may date a snapshot (the two clocks may differ). A
+ * snapshot dated ahead blocks every ingest dated before it (they must come in date order).
+ */
+export const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
+/** An operator may date a snapshot this far ahead (a day boundary in a zone east of UTC), never years. */
+const MAX_OPERATOR_AHEAD_MS = 24 * 3600 * 1000;
 
 export function snapshotIdFor(takenAt: Date): string {
   const day = isoDay(takenAt);
@@ -95,9 +102,10 @@ export class IngestService {
    * each checks date order against what the previous one committed.
    */
   async ingest(articles: ArticleInput[], options: IngestOptions): Promise<IngestReport> {
-    if (options.takenAt.getTime() > Date.now() + MAX_FUTURE_MS) {
+    const ahead = options.datedAheadAllowed ? MAX_OPERATOR_AHEAD_MS : MAX_CLOCK_SKEW_MS;
+    if (options.takenAt.getTime() > Date.now() + ahead) {
       throw new RangeError(
-        `takenAt ${options.takenAt.toISOString()} is in the future (more than a day past this server's clock); a snapshot records what was known when it was taken (nothing written)`,
+        `takenAt ${options.takenAt.toISOString()} is in the future (more than ${options.datedAheadAllowed ? 'a day' : `${MAX_CLOCK_SKEW_MS / 60_000} minutes`} past this server's clock, ${new Date().toISOString()}); a snapshot records what was known when it was taken${options.datedAheadAllowed ? '' : ' (an admin may date one up to a day ahead)'} (nothing written)`,
       );
     }
     return this.holdingLease(options.leaseWaitMs ?? 0, async (owner, leaseLost) => {

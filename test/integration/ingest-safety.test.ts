@@ -7,6 +7,7 @@ import { LeaseRepository } from '../../src/graph/leaseRepository.js';
 import { countNodes } from '../../src/graph/maintenance.js';
 import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
 import { checkArticles, readSnapshotFile } from '../../src/ingest/snapshotReader.js';
+import { Role, type Principal } from '../../src/api/auth.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
 
@@ -222,6 +223,34 @@ describe('ingest safety', () => {
     assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
     const later = await runtime.services.ingest.ingest([article('a', 'Still open to writers.')], { takenAt: day('2024-02-01'), source: 'test' });
     assert.equal(later.snapshot.status, 'COMPLETE');
+  });
+
+  it("refuses a writer's snapshot dated more than five minutes ahead; an admin may date one up to a day ahead", async () => {
+    const ahead = new Date(Date.now() + (23 * 60 + 50) * 60_000);
+    const writer: Principal = { subject: 'writer', role: Role.WRITER, via: 'api-key' };
+    const { errors } = await execute(
+      runtime,
+      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "From tomorrow."}]) { articles } }`,
+      { at: ahead.toISOString() },
+      writer,
+    );
+    assert.ok(errors?.[0]?.originalError instanceof RangeError, String(errors));
+    assert.match(errors[0]!.message, /is in the future \(more than 5 minutes past this server's clock, .*\).*an admin may date one up to a day ahead/);
+    assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
+    // Within clock skew, a writer's snapshot goes in; an admin's a day ahead too.
+    const skewed = await execute(
+      runtime,
+      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Now."}]) { snapshot { status } } }`,
+      { at: new Date(Date.now() + 2 * 60_000).toISOString() },
+      writer,
+    );
+    assert.deepEqual(skewed.data, { ingestSnapshot: { snapshot: { status: 'COMPLETE' } } }, String(skewed.errors));
+    const admin = await execute(
+      runtime,
+      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Tomorrow."}]) { snapshot { status } } }`,
+      { at: ahead.toISOString() },
+    );
+    assert.deepEqual(admin.data, { ingestSnapshot: { snapshot: { status: 'COMPLETE' } } }, String(admin.errors));
   });
 
   it('takes the NFC and NFD spellings of one id as one article', async () => {
