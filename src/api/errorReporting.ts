@@ -2,17 +2,16 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import type { Response } from 'express';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { Neo4jError } from 'neo4j-driver';
-import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
+import { isDatabaseUnreachable } from '../graph/database.js';
+import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
 import type { Logger } from '../platform/logger.js';
 
-/** Driver codes for a Neo4j that cannot be reached (down, restarting, or no connection free in time). */
-const NEO4J_UNAVAILABLE = new Set(['ServiceUnavailable', 'SessionExpired', 'Neo.ClientError.Cluster.NotALeader']);
 const NEO4J_TIMED_OUT = /^Neo\.ClientError\.Transaction\.TransactionTimedOut/;
 
 /** What a client is told about an error it could not have caused, and whether it may retry. */
 export function neo4jProblem(error: unknown): { code: string; message: string } | null {
   if (!(error instanceof Neo4jError)) return null;
-  if (NEO4J_UNAVAILABLE.has(error.code) || /acquisition timed out|Connection acquisition/i.test(error.message)) {
+  if (isDatabaseUnreachable(error)) {
     return { code: 'SERVICE_UNAVAILABLE', message: 'the database is unreachable right now; try again shortly' };
   }
   if (NEO4J_TIMED_OUT.test(error.code)) return { code: 'QUERY_TIMEOUT', message: 'the query ran past the server\'s time limit (CHRONOQL_QUERY_TIMEOUT_MS)' };
@@ -31,7 +30,12 @@ export function errorFormatter(mode: 'development' | 'production') {
     if (original instanceof InvalidSnapshotError) {
       return { ...formatted, extensions: { ...extensions, code: original.code, problems: original.problems } };
     }
-    if (original instanceof SnapshotOrderError || original instanceof IngestBusyError || original instanceof IngestLeaseLostError) {
+    if (
+      original instanceof SnapshotOrderError ||
+      original instanceof IngestBusyError ||
+      original instanceof IngestLeaseLostError ||
+      original instanceof IngestRolledBackError
+    ) {
       return { ...formatted, extensions: { ...extensions, code: original.code } };
     }
     if (original instanceof RangeError) {

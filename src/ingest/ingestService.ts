@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CypherRunner, Database } from '../graph/database.js';
+import { isDatabaseUnreachable, neo4jErrorCode, type CypherRunner, type Database } from '../graph/database.js';
 import { IngestRepository } from '../graph/ingestRepository.js';
 import { isDeadLocalOwner, LeaseRepository, leaseOwner } from '../graph/leaseRepository.js';
 import { ChangeKind, SentenceLabel, SnapshotStatus, type SnapshotRecord } from '../domain/model.js';
@@ -7,8 +7,9 @@ import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { isoDay } from '../domain/time.js';
 import { planArticle, planIsEmpty } from './articlePlan.js';
 import type { ArticlePlan } from '../domain/plan.js';
-import { IngestBusyError, IngestLeaseLostError, SnapshotOrderError } from './errors.js';
+import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, SnapshotOrderError } from './errors.js';
 import { transactionBatches } from './inputLimits.js';
+import { rollBackSnapshot, type RollbackReport } from './snapshotRollback.js';
 import { ExactMatchLabeler, type SentenceLabeler } from './sentenceLabeler.js';
 import type { ArticleInput } from './snapshotReader.js';
 
@@ -148,6 +149,10 @@ export class IngestService {
       .update(JSON.stringify({ id, complete, articles }))
       .digest('hex');
     const report = emptyReport(articles.length);
+    const holdLease = this.leaseGuard(owner, leaseLost, id);
+    // A rollback cut short (its process died) is finished before anything else is written.
+    const unfinished = await snapshots.rollingBack();
+    if (unfinished) await rollBackSnapshot(this.db, unfinished, holdLease, true);
 
     // Any stored snapshot, not only the latest, may be the same one again: running the demo twice changes nothing.
     const stored = (await snapshots.list()).find((snapshot) => snapshot.id === id);
@@ -164,12 +169,73 @@ export class IngestService {
       contentHash,
       articleCount: articles.length,
     });
+    try {
+      return await this.writeSnapshot(articles, options, snapshot, holdLease, report, started);
+    } catch (error) {
+      throw await this.afterWriteFailure(snapshot, error, holdLease);
+    }
+  }
+
+  /** Every write transaction first renews the lease (and locks it): a process that lost it writes nothing. */
+  private leaseGuard(owner: string, leaseLost: () => boolean, snapshotId: string): (tx: CypherRunner) => Promise<void> {
+    return async (tx) => {
+      if (leaseLost() || !(await new LeaseRepository(tx).acquire('ingest', owner, LEASE_SECONDS))) throw new IngestLeaseLostError(snapshotId);
+    };
+  }
+
+  /**
+   * What a failure while writing leaves. Lost contact (Neo4j down, the lease taken) leaves the
+   * snapshot INGESTING, for a re-run to resume where it stopped. Anything else (Neo4j refused a
+   * write) would fail again on a re-run: the snapshot is rolled back, so that it does not block
+   * every later one. When the rollback fails too, the snapshot stays INGESTING and
+   * `chronoql snapshots abandon` finishes the rollback.
+   */
+  private async afterWriteFailure(snapshot: SnapshotRecord, error: unknown, holdLease: (tx: CypherRunner) => Promise<void>): Promise<unknown> {
+    if (error instanceof IngestLeaseLostError || isDatabaseUnreachable(error)) return error;
+    try {
+      await rollBackSnapshot(this.db, snapshot, holdLease);
+    } catch {
+      return error;
+    }
+    this.onCommitted(); // the change feed follows the sequence back now, not at its next tick
+    const code = neo4jErrorCode(error);
+    const message = String((error as Error)?.message ?? error);
+    // The first sentence says what (too large to index, out of memory); the rest names Neo4j's internals.
+    const reason = code ? `Neo4j refused a write: ${code}: ${message.split(/[.,]\s|\n/)[0]!.slice(0, 160)}` : message;
+    return new IngestRolledBackError(snapshot.id, reason, { cause: error });
+  }
+
+  /**
+   * Undoes an interrupted snapshot (one still INGESTING: killed mid-way, or its rollback failed)
+   * and deletes it, under the ingest lease, so that later snapshots can go in.
+   */
+  async abandon(snapshotId: string, leaseWaitMs = 0): Promise<RollbackReport & { snapshot: SnapshotRecord }> {
+    return this.holdingLease(leaseWaitMs, async (owner, leaseLost) => {
+      const snapshots = new SnapshotRepository(this.db);
+      const snapshot = (await snapshots.list()).find((stored) => stored.id === snapshotId);
+      if (!snapshot) throw new RangeError(`no snapshot has the id "${snapshotId}" (\`chronoql snapshots list\` shows them); nothing changed`);
+      if (snapshot.status !== SnapshotStatus.INGESTING) {
+        throw new SnapshotOrderError(`snapshot ${snapshotId} is ${snapshot.status}; only an interrupted snapshot (INGESTING) can be abandoned (nothing changed)`);
+      }
+      const rolledBack = await rollBackSnapshot(this.db, snapshot, this.leaseGuard(owner, leaseLost, snapshotId));
+      this.onCommitted();
+      return { ...rolledBack, snapshot };
+    });
+  }
+
+  private async writeSnapshot(
+    articles: ArticleInput[],
+    options: IngestOptions,
+    snapshot: SnapshotRecord,
+    holdLease: (tx: CypherRunner) => Promise<void>,
+    report: Omit<IngestReport, 'snapshot'>,
+    started: number,
+  ): Promise<IngestReport> {
+    const snapshots = new SnapshotRepository(this.db);
+    const { id } = snapshot;
+    const complete = options.complete ?? false;
     const context = { id, takenAt: options.takenAt };
     this.progress = { snapshotId: id, articlesDone: 0, articlesTotal: articles.length };
-    // Every write transaction first renews the lease (and locks it): a process that lost it writes nothing.
-    const holdLease = async (tx: CypherRunner): Promise<void> => {
-      if (leaseLost() || !(await new LeaseRepository(tx).acquire('ingest', owner, LEASE_SECONDS))) throw new IngestLeaseLostError(id);
-    };
     const batchSize = options.batchSize ?? 100;
     for (const batch of transactionBatches(articles, batchSize)) {
       const outcome = await this.db.writeTransaction(async (tx) => {
@@ -236,7 +302,7 @@ function checkOrder(latest: SnapshotRecord, id: string, takenAt: Date, contentHa
   }
   if (latest.id !== id && latest.status === SnapshotStatus.INGESTING) {
     throw new SnapshotOrderError(
-      `snapshot ${latest.id} was interrupted before it finished; re-run its ingest to resume it before adding ${id} (nothing written)`,
+      `snapshot ${latest.id} was interrupted before it finished; re-run its ingest to resume it, or discard it with \`chronoql snapshots abandon ${latest.id}\`, before adding ${id} (nothing written)`,
     );
   }
 }

@@ -40,6 +40,45 @@ describe('ingest safety', () => {
     return { facts: facts!.n, sentences: sentences!.n };
   }
 
+  /** What two runs must agree on to have given the same graph: events, nodes, versions with their validity, articles, the change sequence. */
+  async function fingerprint(): Promise<Record<string, unknown>> {
+    const db = runtime.services.db;
+    return {
+      events: await db.run(
+        `MATCH (e:ChangeEvent) OPTIONAL MATCH (e)-[:CONCERNS]->(x)
+         WITH e, coalesce(x.text, x.attribute + '=' + x.value) AS concern ORDER BY concern
+         WITH e, collect(concern) AS concerns
+         RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
+      ),
+      nodes: await db.run(`MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState RETURN labels(n) AS labels, count(*) AS n ORDER BY n, labels`),
+      current: await db.run(
+        `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL RETURN a.id AS article, s.text AS text ORDER BY article, s.orderKey`,
+      ),
+      versions: await db.run(
+        `MATCH (a:Article)-[r:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v)
+         OPTIONAL MATCH (v)-[link:REVISED_AS|SUPERSEDED_BY]->(next)
+         RETURN v.id AS id, type(r) AS kind, toString(v.validFrom) AS validFrom, toString(v.validTo) AS validTo,
+                v.closedAt IS NOT NULL AS closed, v.searchText AS searchText, next.id AS next ORDER BY id, next`,
+      ),
+      articles: await db.run(
+        `MATCH (a:Article) RETURN a.id AS id, a.title AS title, toString(a.validFrom) AS validFrom, toString(a.validTo) AS validTo,
+                a.lastSnapshotId AS lastSnapshot ORDER BY id`,
+      ),
+      snapshots: await db.run(`MATCH (s:Snapshot) RETURN s.id AS id, s.status AS status, s.changeCount AS changes ORDER BY id`),
+      sequence: await db.run(`MATCH (c:ChangeSequence {name: 'changes'}) RETURN c.value AS value`),
+    };
+  }
+
+  /** The change feed's promise: every sequence number from 1 up to the counter, once each. */
+  async function assertGapFreeFeed(): Promise<void> {
+    const [{ n, distinct, max, counter }] = await runtime.services.db.run<{ n: number; distinct: number; max: number | null; counter: number }>(
+      `MATCH (c:ChangeSequence {name: 'changes'}) OPTIONAL MATCH (e:ChangeEvent)
+       RETURN count(e) AS n, count(DISTINCT e.seq) AS distinct, max(e.seq) AS max, c.value AS counter`,
+    );
+    assert.equal(distinct, n);
+    assert.deepEqual([max ?? 0, counter], [n, n], 'seq runs 1..n with no gap, and the counter is at n');
+  }
+
   it('refuses an article id with a lone surrogate before writing, so later snapshots still go in', async () => {
     const raw = [{ value: { id: 'bad\uD800id', text: 'Fine text.', infobox: { 'Lead\uDC00er': 'x', Capital: 'P\uD83Daris' } }, line: 1 }];
     assert.throws(
@@ -141,18 +180,6 @@ describe('ingest safety', () => {
   it('ends, after a SIGKILL mid-snapshot and a re-run, with the graph an uninterrupted ingest gives', { timeout: 300_000 }, async () => {
     const first = Array.from({ length: 1500 }, (_, i) => article(`k${i}`, `Item ${i} is small. It stays.`, { Size: String(i) }));
     const second = first.map((a, i) => article(a.id, `Item ${i} is large. It stays. It grew.`, { Size: String(2 * i) }));
-    const fingerprint = async () => ({
-      events: await runtime.services.db.run(
-        `MATCH (e:ChangeEvent) OPTIONAL MATCH (e)-[:CONCERNS]->(x)
-         WITH e, coalesce(x.text, x.attribute + '=' + x.value) AS concern ORDER BY concern
-         WITH e, collect(concern) AS concerns
-         RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
-      ),
-      nodes: await runtime.services.db.run(`MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState RETURN labels(n) AS labels, count(*) AS n ORDER BY n, labels`),
-      current: await runtime.services.db.run(
-        `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL RETURN a.id AS article, s.text AS text ORDER BY article, s.orderKey`,
-      ),
-    });
     await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
     await runtime.services.ingest.ingest(second, { takenAt: day('2024-02-01'), source: 'cli' });
     const uninterrupted = await fingerprint();
@@ -223,6 +250,85 @@ describe('ingest safety', () => {
     assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
     const later = await runtime.services.ingest.ingest([article('a', 'Still open to writers.')], { takenAt: day('2024-02-01'), source: 'test' });
     assert.equal(later.snapshot.status, 'COMPLETE');
+  });
+
+  /** 300 articles, with text, facts and titles that change from one snapshot to the next. */
+  const versionOf = (word: string, count = 300) =>
+    Array.from({ length: count }, (_, i) => ({ id: `r${i}`, title: i % 7 === 0 ? `${word} title ${i}` : `r${i}`, text: `${word} item ${i}. A fixed part.`, infobox: { Leader: `${word} ${i}` } }));
+
+  it('rolls back a snapshot Neo4j refuses part-way, so a corrected re-run and later snapshots go in as if it had never been', async () => {
+    const january = versionOf('Alpha');
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    const onlyJanuary = await fingerprint();
+    // Past the size checks (they run on input, not here) comes an id Neo4j cannot index, after two batches committed.
+    const february = versionOf('Beta');
+    const refused = [...february.slice(0, 250), article('x'.repeat(9000), 'Too long an id to index.'), ...february.slice(250)];
+    const committed: number[] = [];
+    const error = await runtime.services.ingest
+      .ingest(refused, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100, onProgress: (done) => committed.push(done) })
+      .then(() => null, (caught: unknown) => caught);
+    assert.deepEqual(committed, [100, 200], 'two batches had committed before Neo4j refused the third');
+    assert.equal((error as { code?: string })?.code, 'INGEST_FAILED', `rolled back: ${String(error)}`);
+    assert.match((error as Error).message, /^snapshot 2024-02-01 could not be written \(Neo4j refused a write: Neo\.\w+\.[\w.]+: Property value is too large to index\); it was rolled back/);
+    assert.deepEqual(await fingerprint(), onlyJanuary, 'nothing of the refused snapshot is left');
+    await assertGapFreeFeed();
+
+    // The same date goes in, corrected; then a later snapshot. The graph is that of a run that never failed.
+    await runtime.services.ingest.ingest(february, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100 });
+    await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
+    const recovered = await fingerprint();
+    await assertGapFreeFeed();
+    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    await resetKnowledge(runtime);
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    await runtime.services.ingest.ingest(february, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100 });
+    await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
+    assert.deepEqual(recovered, await fingerprint());
+  });
+
+  it('abandons an interrupted snapshot with `chronoql snapshots abandon`, leaving the graph of a run without it', { timeout: 120_000 }, async () => {
+    const help = await runChronoql(['snapshots', 'abandon', '--help'], { CHRONOQL_DATA_DIR: testDataDir }).finished;
+    assert.match(help.output.replace(/\s+/g, ' '), /undoes everything the snapshot wrote.*the feed has no gap.*A complete snapshot cannot be abandoned/);
+    const january = versionOf('Alpha');
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    const onlyJanuary = await fingerprint();
+    // A complete snapshot that adds, renames, changes and removes articles, killed just before it was marked COMPLETE.
+    const february = [...versionOf('Beta', 280), article('added', 'A new article.', { Kind: 'new' })];
+    await runtime.services.ingest.ingest(february, { takenAt: day('2024-02-01'), source: 'test', complete: true });
+    await runtime.services.db.run(`MATCH (s:Snapshot {id: '2024-02-01'}) SET s.status = 'INGESTING'`);
+    await assert.rejects(
+      runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' }),
+      (error: unknown) => error instanceof SnapshotOrderError && /re-run its ingest to resume it, or discard it with `chronoql snapshots abandon 2024-02-01`/.test(error.message),
+    );
+
+    const abandoned = await runChronoql(['snapshots', 'abandon', '2024-02-01'], { CHRONOQL_DATA_DIR: testDataDir }).finished;
+    assert.equal(abandoned.code, 0, abandoned.output);
+    assert.match(abandoned.output, /abandoned snapshot 2024-02-01: undid 301 articles and deleted \d+ change events/);
+    assert.deepEqual(await fingerprint(), onlyJanuary);
+    await assertGapFreeFeed();
+    const again = await runChronoql(['snapshots', 'abandon', '2024-01-01'], { CHRONOQL_DATA_DIR: testDataDir }).finished;
+    assert.equal(again.code, 1);
+    assert.match(again.output, /snapshot 2024-01-01 is COMPLETE; only an interrupted snapshot \(INGESTING\) can be abandoned/);
+
+    await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
+    const afterAbandon = await fingerprint();
+    await resetKnowledge(runtime);
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
+    assert.deepEqual(afterAbandon, await fingerprint());
+    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+  });
+
+  it('finishes a rollback cut short before it writes anything else', async () => {
+    const january = versionOf('Alpha', 50);
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    const onlyJanuary = await fingerprint();
+    await runtime.services.ingest.ingest(versionOf('Beta', 50), { takenAt: day('2024-02-01'), source: 'test' });
+    // Killed after the flag and the events went, before the articles were undone.
+    await runtime.services.db.run(`MATCH (s:Snapshot {id: '2024-02-01'}) SET s.status = 'INGESTING', s.rollingBack = true`);
+    await runtime.services.db.run(`MATCH (e:ChangeEvent {snapshotId: '2024-02-01'}) DETACH DELETE e`);
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    assert.deepEqual(await fingerprint(), onlyJanuary);
   });
 
   it("refuses a writer's snapshot dated more than five minutes ahead; an admin may date one up to a day ahead", async () => {
