@@ -20,6 +20,22 @@ export class SubscriberTooSlowError extends Error {
   }
 }
 
+/**
+ * Changes this subscriber was given were withdrawn: the snapshot that wrote them was rolled back
+ * (it failed part-way, or was abandoned), and the sequence numbers after `resumeAfterSeq` will be
+ * given to other changes. Resubscribe with `afterSeq: resumeAfterSeq`, after dropping what was
+ * received past it.
+ */
+export class ChangesWithdrawnError extends Error {
+  readonly extensions: { code: 'CHANGES_WITHDRAWN'; resumeAfterSeq: number };
+
+  constructor(resumeAfterSeq: number) {
+    super(`changes after seq ${resumeAfterSeq} were withdrawn (their snapshot was rolled back); resubscribe with afterSeq: ${resumeAfterSeq}`);
+    this.name = 'ChangesWithdrawnError';
+    this.extensions = { code: 'CHANGES_WITHDRAWN', resumeAfterSeq };
+  }
+}
+
 export interface ChangeSubscription extends ChangeFilter {
   /** Replay stored changes after this sequence number first; null means live changes only. */
   afterSeq?: number | null;
@@ -109,7 +125,15 @@ export class ChangeFeed {
       wake?.();
     };
     const onAbort = (): void => wake?.();
+    // Sequence numbers past `seq` will be handed out again: the ones waiting are gone, and one already given ends the subscription.
+    let withdrawnAfter: number | null = null;
+    const onWithdrawn = (seq: number): void => {
+      for (let i = waiting.length - 1; i >= 0; i--) if (waiting[i]!.seq > seq) waiting.splice(i, 1);
+      withdrawnAfter = seq;
+      wake?.();
+    };
     this.emitter.on('change', onChange);
+    this.emitter.on('withdrawn', onWithdrawn);
     signal.addEventListener('abort', onAbort);
     try {
       const replayUpTo = await this.repository.latestChangeSeq();
@@ -121,6 +145,8 @@ export class ChangeFeed {
       cursor = Math.max(cursor, replayUpTo);
       while (!signal.aborted) {
         if (overflowed) throw new SubscriberTooSlowError(this.subscriberBuffer, cursor);
+        if (withdrawnAfter !== null && cursor > withdrawnAfter) throw new ChangesWithdrawnError(withdrawnAfter);
+        withdrawnAfter = null;
         const event = waiting.shift();
         if (!event) {
           await new Promise<void>((resolve) => (wake = resolve));
@@ -136,6 +162,7 @@ export class ChangeFeed {
       }
     } finally {
       this.emitter.off('change', onChange);
+      this.emitter.off('withdrawn', onWithdrawn);
       signal.removeEventListener('abort', onAbort);
     }
   }
@@ -169,8 +196,11 @@ export class ChangeFeed {
     try {
       // One counter read per tick; events are fetched only when there are new ones.
       const latest = await this.repository.latestChangeSeq();
-      // A counter behind us means the store was emptied or restored: follow it back.
-      if (latest < this.latestSeq) this.latestSeq = latest;
+      // A counter behind us means a snapshot was rolled back, or the store emptied or restored: follow it back.
+      if (latest < this.latestSeq) {
+        this.latestSeq = latest;
+        this.emitter.emit('withdrawn', latest);
+      }
       while (this.latestSeq < latest) {
         const page = await this.repository.changesBetween(this.latestSeq, latest, {}, PAGE);
         if (page.length === 0) return;

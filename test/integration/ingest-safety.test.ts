@@ -7,6 +7,8 @@ import { LeaseRepository } from '../../src/graph/leaseRepository.js';
 import { countNodes } from '../../src/graph/maintenance.js';
 import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
 import { checkArticles, readSnapshotFile } from '../../src/ingest/snapshotReader.js';
+import type { ChangesWithdrawnError } from '../../src/ingest/changeFeed.js';
+import type { ChangeEventRecord } from '../../src/domain/model.js';
 import { Role, type Principal } from '../../src/api/auth.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
@@ -329,6 +331,40 @@ describe('ingest safety', () => {
     await runtime.services.db.run(`MATCH (e:ChangeEvent {snapshotId: '2024-02-01'}) DETACH DELETE e`);
     await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
     assert.deepEqual(await fingerprint(), onlyJanuary);
+  });
+
+  it('ends a live subscriber given changes of a snapshot later rolled back with CHANGES_WITHDRAWN, and its resumption has no gap', async () => {
+    const live = await openTestRuntime({ changeFeed: true });
+    try {
+      await live.services.ingest.ingest(versionOf('Alpha', 30), { takenAt: day('2024-01-01'), source: 'test' });
+      const [{ january }] = await live.services.db.run<{ january: number }>(`MATCH (e:ChangeEvent) RETURN count(e) AS january`);
+      const received: ChangeEventRecord[] = [];
+      const subscription = live.services.changeFeed.subscribe({ afterSeq: null });
+      const ended = (async () => {
+        for await (const event of subscription) received.push(event);
+      })().then(() => null, (error: unknown) => error);
+      await live.services.ingest.ingest(versionOf('Beta', 30), { takenAt: day('2024-02-01'), source: 'test' });
+      while (received.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      // Killed just before it was marked COMPLETE, then abandoned: the subscriber had been given some of its changes.
+      await live.services.db.run(`MATCH (s:Snapshot {id: '2024-02-01'}) SET s.status = 'INGESTING'`);
+      await live.services.ingest.abandon('2024-02-01');
+      const error = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000))]);
+      const withdrawn = error as ChangesWithdrawnError;
+      assert.deepEqual(withdrawn.extensions, { code: 'CHANGES_WITHDRAWN', resumeAfterSeq: january }, String(error));
+
+      const resumed: ChangeEventRecord[] = [];
+      const again = live.services.changeFeed.subscribe({ afterSeq: withdrawn.extensions.resumeAfterSeq });
+      await live.services.ingest.ingest(versionOf('Gamma', 30), { takenAt: day('2024-03-01'), source: 'test' });
+      const [{ total }] = await live.services.db.run<{ total: number }>(`MATCH (e:ChangeEvent) RETURN count(e) AS total`);
+      for await (const event of again) {
+        resumed.push(event);
+        if (event.seq === total) break;
+      }
+      assert.deepEqual(resumed.map((event) => event.seq), Array.from({ length: total - january }, (_, i) => january + 1 + i));
+      assert.ok(resumed.every((event) => event.snapshotId === '2024-03-01'));
+    } finally {
+      await live.close();
+    }
   });
 
   it("refuses a writer's snapshot dated more than five minutes ahead; an admin may date one up to a day ahead", async () => {

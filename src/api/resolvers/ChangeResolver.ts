@@ -43,7 +43,7 @@ export class ChangeResolver {
   @Subscription(() => ChangeEvent, {
     name: 'changes',
     description:
-      'Stored changes after afterSeq, then live ones as snapshots are ingested, in order, without gaps or duplicates. Reconnect with the last seq seen to resume. Needs an API key or token (reader role).',
+      'Stored changes after afterSeq, then live ones as snapshots are ingested, in order, without gaps or duplicates. Reconnect with the last seq seen to resume. When a snapshot whose changes were sent is rolled back, the subscription ends with CHANGES_WITHDRAWN and extensions.resumeAfterSeq: drop what came after it and resubscribe from there. Needs an API key or token (reader role).',
     subscribe: ({ args, context }) => {
       // Checked here, before the feed is opened: type-graphql's @Authorized guards only each event's resolve.
       requireRole((context as RequestContext).principal, Role.READER, 'subscription changes');
