@@ -137,6 +137,8 @@ export class ChangeFeed {
     signal.addEventListener('abort', onAbort);
     try {
       const replayUpTo = await this.repository.latestChangeSeq();
+      // Past the counter only if it went back since this subscriber was sent those changes.
+      if ((subscription.afterSeq ?? 0) > replayUpTo) throw new ChangesWithdrawnError(replayUpTo);
       let cursor = subscription.afterSeq ?? replayUpTo;
       for await (const event of this.stored(cursor, replayUpTo, subscription)) {
         yield event;

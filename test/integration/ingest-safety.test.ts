@@ -351,6 +351,9 @@ describe('ingest safety', () => {
       const error = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000))]);
       const withdrawn = error as ChangesWithdrawnError;
       assert.deepEqual(withdrawn.extensions, { code: 'CHANGES_WITHDRAWN', resumeAfterSeq: january }, String(error));
+      // One that was offline meanwhile learns it when it comes back with the last seq it had.
+      const offline = await live.services.changeFeed.subscribe({ afterSeq: received.at(-1)!.seq }).next().then(() => null, (caught: unknown) => caught);
+      assert.deepEqual((offline as ChangesWithdrawnError).extensions, { code: 'CHANGES_WITHDRAWN', resumeAfterSeq: january }, String(offline));
 
       const resumed: ChangeEventRecord[] = [];
       const again = live.services.changeFeed.subscribe({ afterSeq: withdrawn.extensions.resumeAfterSeq });
