@@ -4,12 +4,11 @@ import type { Response } from 'express';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { Neo4jError } from 'neo4j-driver';
 import { InvalidInputError } from '../domain/errors.js';
+import { isDatabaseUnreachable } from '../graph/database.js';
 import { DatabaseOverloadedError } from '../graph/sessionShares.js';
-import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
+import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
 import type { Logger } from '../platform/logger.js';
 
-/** Driver codes for a Neo4j that cannot be reached (down or restarting). */
-const NEO4J_UNAVAILABLE = new Set(['ServiceUnavailable', 'SessionExpired', 'Neo.ClientError.Cluster.NotALeader']);
 /** The driver's own pool wait ran out: the database is up and busy. */
 const POOL_EXHAUSTED = /acquisition timed out|Connection acquisition/i;
 const OVERLOADED = { code: 'OVERLOADED', message: 'the server is busy; retry shortly', retryAfterSeconds: 2 };
@@ -20,7 +19,7 @@ export function neo4jProblem(error: unknown): { code: string; message: string; r
   if (error instanceof DatabaseOverloadedError) return { ...OVERLOADED, message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (!(error instanceof Neo4jError)) return null;
   if (POOL_EXHAUSTED.test(error.message)) return OVERLOADED;
-  if (NEO4J_UNAVAILABLE.has(error.code)) {
+  if (isDatabaseUnreachable(error)) {
     return { code: 'SERVICE_UNAVAILABLE', message: 'the database is unreachable right now; try again shortly' };
   }
   if (NEO4J_TIMED_OUT.test(error.code)) return { code: 'QUERY_TIMEOUT', message: 'the query ran past the server\'s time limit (CHRONOQL_QUERY_TIMEOUT_MS)' };
@@ -39,7 +38,12 @@ export function errorFormatter(mode: 'development' | 'production') {
     if (original instanceof InvalidSnapshotError) {
       return { ...formatted, extensions: { ...extensions, code: original.code, problems: original.problems } };
     }
-    if (original instanceof SnapshotOrderError || original instanceof IngestBusyError || original instanceof IngestLeaseLostError) {
+    if (
+      original instanceof SnapshotOrderError ||
+      original instanceof IngestBusyError ||
+      original instanceof IngestLeaseLostError ||
+      original instanceof IngestRolledBackError
+    ) {
       return { ...formatted, extensions: { ...extensions, code: original.code } };
     }
     if (original instanceof InvalidInputError) {

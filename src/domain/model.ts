@@ -1,5 +1,13 @@
 /** The temporal data model as repositories hand it out (ARCHITECTURE.md, "The time model"; README.md, "How it works"). */
 
+/**
+ * An article id as stored: trimmed, in Unicode NFC, so the composed and decomposed spellings of
+ * "Café" name one article whether it is written or looked up.
+ */
+export function articleIdOf(text: string): string {
+  return text.trim().normalize('NFC');
+}
+
 export enum SentenceLabel {
   UNCHANGED = 'UNCHANGED',
   CHANGED = 'CHANGED',

@@ -6,6 +6,19 @@ export type Params = Record<string, unknown>;
 /** JS numbers travel to Neo4j as floats; counts, limits and sequence numbers must be integers. */
 export const int = (value: number): ReturnType<typeof neo4j.int> => neo4j.int(value);
 
+/** Driver codes for a Neo4j that cannot be reached (down, restarting, or no connection free in time). */
+const UNREACHABLE_CODES = new Set(['ServiceUnavailable', 'SessionExpired', 'Neo.ClientError.Cluster.NotALeader']);
+
+/** Whether `error` says Neo4j could not be reached, rather than that it refused the work. */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  return error instanceof neo4j.Neo4jError && (UNREACHABLE_CODES.has(error.code) || /acquisition timed out|Connection acquisition/i.test(error.message));
+}
+
+/** Neo4j's status code for an error it raised (Neo.ClientError.…), or null for any other error. */
+export function neo4jErrorCode(error: unknown): string | null {
+  return error instanceof neo4j.Neo4jError ? error.code : null;
+}
+
 /** What a repository needs to run Cypher: a place to read, and one transaction to write in. */
 export interface CypherRunner {
   run<R extends RecordShape = RecordShape>(cypher: string, params?: Params): Promise<R[]>;

@@ -20,6 +20,13 @@ function searchTextCypher(article: string, text: string): string {
   return `CASE WHEN coalesce(${article}.title, '') = '' THEN ${text} ELSE ${article}.title + '\n' + ${text} END`;
 }
 
+/**
+ * The article's own fields before a snapshot overwrites them (versions keep their history, the
+ * article node does not), so that a snapshot that fails part-way can be rolled back. Set before
+ * every write of an article; only those of the snapshot being rolled back are read.
+ */
+const KEEP_PRIOR_STATE = 'a.priorTitle = a.title, a.priorSnapshotId = a.lastSnapshotId, a.priorValidTo = a.validTo';
+
 type StateRow = {
   id: string;
   exists: boolean;
@@ -80,6 +87,7 @@ export class IngestRepository {
        MERGE (a:Article {id: row.id})
        ON CREATE SET a.validFrom = $at, a.recordedAt = datetime()
        WITH a, row, a.title IS NOT NULL AND a.title <> row.title AS renamed
+       SET ${KEEP_PRIOR_STATE}
        SET a.title = row.title, a.lastSnapshotId = $snapshotId, a.validTo = null
        WITH a WHERE renamed
        RETURN a.id AS id`,
@@ -131,6 +139,7 @@ export class IngestRepository {
     const at = toNeo4jDateTime(snapshot.takenAt);
     const removed = await this.tx.run<{ id: string }>(
       `MATCH (a:Article) WHERE ${currentVersionCypher('a')} AND NOT a.id IN $presentIds
+       SET ${KEEP_PRIOR_STATE}
        SET a.validTo = $at, a.lastSnapshotId = $snapshotId
        WITH a
        OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE ${currentVersionCypher('v')}
@@ -148,6 +157,52 @@ export class IngestRepository {
     }));
     await this.writeChanges(snapshot, changes, await this.allocateSequence(changes.length));
     return changes.length;
+  }
+
+  /**
+   * Undoes what snapshot `snapshot` wrote to up to `limit` of its articles: deletes the versions it
+   * created (and with them their links), reopens those it closed, and gives each article back its
+   * title, validity and last snapshot, or deletes it when the snapshot created it. Returns how
+   * many articles it undid; none are left once it returns 0. The snapshot's change events must
+   * be gone first (deleteChangeEvents): they point at the versions.
+   */
+  async undoArticles(snapshot: SnapshotContext, limit: number): Promise<number> {
+    const rows = await this.tx.run<{ undone: number }>(
+      `MATCH (a:Article {lastSnapshotId: $snapshotId}) WITH a LIMIT $limit
+       CALL (a) {
+         OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE v.validFrom = $at
+         DETACH DELETE v
+       }
+       CALL (a) {
+         OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE v.validTo = $at
+         SET v.validTo = null REMOVE v.closedAt
+       }
+       WITH a, a.validFrom = $at AS created
+       CALL (a, created) {
+         WITH a, created WHERE created
+         DETACH DELETE a
+       }
+       CALL (a, created) {
+         WITH a, created WHERE NOT created
+         SET a.title = a.priorTitle, a.lastSnapshotId = a.priorSnapshotId, a.validTo = a.priorValidTo
+         REMOVE a.priorTitle, a.priorSnapshotId, a.priorValidTo
+         WITH a
+         MATCH (a)-[:HAS_SENTENCE|HAS_PASSAGE]->(u) WHERE ${currentVersionCypher('u')}
+         SET u.searchText = ${searchTextCypher('a', 'u.text')}
+       }
+       RETURN count(*) AS undone`,
+      { snapshotId: snapshot.id, at: toNeo4jDateTime(snapshot.takenAt), limit: int(limit) },
+    );
+    return rows[0]?.undone ?? 0;
+  }
+
+  /** Deletes up to `limit` change events of a snapshot; returns how many. */
+  async deleteChangeEvents(snapshotId: string, limit: number): Promise<number> {
+    const rows = await this.tx.run<{ deleted: number }>(
+      `MATCH (e:ChangeEvent {snapshotId: $snapshotId}) WITH e LIMIT $limit DETACH DELETE e RETURN count(*) AS deleted`,
+      { snapshotId, limit: int(limit) },
+    );
+    return rows[0]?.deleted ?? 0;
   }
 
   /** Ends the valid time of versions; closedAt (transaction time) lets vector indexes catch up. */

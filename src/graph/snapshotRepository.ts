@@ -59,6 +59,41 @@ export class SnapshotRepository {
     return toSnapshot(rows[0]!.snapshot);
   }
 
+  /**
+   * Flags a snapshot as being rolled back, before anything of it is undone: an interrupted
+   * rollback is then finished by the next ingest rather than resumed as an ingest.
+   */
+  async markRollingBack(id: string): Promise<void> {
+    await this.db.run(`MATCH (s:Snapshot {id: $id}) SET s.rollingBack = true`, { id });
+  }
+
+  /** The snapshot whose rollback was interrupted, if any. */
+  async rollingBack(): Promise<SnapshotRecord | null> {
+    const rows = await this.db.run<SnapshotRow>(`MATCH (s:Snapshot) WHERE s.rollingBack RETURN ${SNAPSHOT_FIELDS} AS snapshot LIMIT 1`);
+    return rows[0] ? toSnapshot(rows[0].snapshot) : null;
+  }
+
+  /**
+   * Deletes a snapshot whose writes were undone, and sets the change sequence back to the last
+   * event kept, so the next snapshot's events follow it with no gap. When the snapshot had
+   * written versions, the native vector indexes of every process rebuild from Neo4j (a new
+   * storeId): they cannot reopen the versions it had closed, nor drop its deleted ones, in place.
+   */
+  async discard(id: string, hadWritten: boolean): Promise<void> {
+    await this.db.run(
+      `MATCH (s:Snapshot {id: $id}) DETACH DELETE s
+       WITH count(*) AS discarded
+       MATCH (c:ChangeSequence {name: 'changes'})
+       OPTIONAL MATCH (e:ChangeEvent)
+       WITH c, max(e.seq) AS last
+       SET c.value = coalesce(last, 0)
+       WITH count(*) AS rewound
+       OPTIONAL MATCH (r:RetrievalState {name: 'vectors'}) WHERE $hadWritten
+       SET r.storeId = randomUUID()`,
+      { id, hadWritten },
+    );
+  }
+
   async finish(id: string): Promise<SnapshotRecord> {
     const rows = await this.db.run<SnapshotRow>(
       `MATCH (s:Snapshot {id: $id})

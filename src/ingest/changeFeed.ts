@@ -7,6 +7,22 @@ const PAGE = 500;
 /** The latest events, kept once for every subscriber that keeps up, so they need not each read them from the store. */
 const RECENT = 2 * PAGE;
 
+/**
+ * Changes this subscriber was given were withdrawn: the snapshot that wrote them was rolled back
+ * (it failed part-way, or was abandoned), and the sequence numbers after `resumeAfterSeq` will be
+ * given to other changes. Resubscribe with `afterSeq: resumeAfterSeq`, after dropping what was
+ * received past it.
+ */
+export class ChangesWithdrawnError extends Error {
+  readonly extensions: { code: 'CHANGES_WITHDRAWN'; resumeAfterSeq: number };
+
+  constructor(resumeAfterSeq: number) {
+    super(`changes after seq ${resumeAfterSeq} were withdrawn (their snapshot was rolled back); resubscribe with afterSeq: ${resumeAfterSeq}`);
+    this.name = 'ChangesWithdrawnError';
+    this.extensions = { code: 'CHANGES_WITHDRAWN', resumeAfterSeq };
+  }
+}
+
 export interface ChangeSubscription extends ChangeFilter {
   /** Replay stored changes after this sequence number first; null means live changes only. */
   afterSeq?: number | null;
@@ -92,17 +108,31 @@ export class ChangeFeed {
     // Only counters read after this subscription began: the feed's own may predate a store that was emptied,
     // and reading up to it would skip the events written since.
     let known = 0;
+    // Sequence numbers past this were withdrawn (their snapshot was rolled back) and will be handed out again.
+    let withdrawnAfter: number | null = null;
     const onAdvance = (latest: number): void => {
       known = Math.max(known, latest);
       wake?.();
     };
+    const onWithdrawn = (latest: number): void => {
+      withdrawnAfter = Math.min(withdrawnAfter ?? latest, latest);
+      known = latest;
+      wake?.();
+    };
     const onAbort = (): void => wake?.();
     this.emitter.on('advance', onAdvance);
+    this.emitter.on('withdrawn', onWithdrawn);
     signal.addEventListener('abort', onAbort);
     try {
       known = Math.max(known, await this.repository.latestChangeSeq());
+      // Past the counter only if it went back since this subscriber was sent those changes.
+      if ((subscription.afterSeq ?? 0) > known) throw new ChangesWithdrawnError(known);
       let cursor = subscription.afterSeq ?? known;
       while (!signal.aborted) {
+        if (withdrawnAfter !== null) {
+          if (cursor > withdrawnAfter) throw new ChangesWithdrawnError(withdrawnAfter);
+          withdrawnAfter = null;
+        }
         if (cursor >= known) {
           await new Promise<void>((resolve) => (wake = resolve));
           wake = undefined;
@@ -118,6 +148,7 @@ export class ChangeFeed {
       }
     } finally {
       this.emitter.off('advance', onAdvance);
+      this.emitter.off('withdrawn', onWithdrawn);
       signal.removeEventListener('abort', onAbort);
     }
   }
@@ -158,10 +189,10 @@ export class ChangeFeed {
       const latest = await this.repository.latestChangeSeq();
       if (latest === this.latestSeq) return;
       if (latest < this.latestSeq) {
-        // A counter behind us means the store was emptied or restored: follow it back.
+        // A counter behind us means a snapshot was rolled back, or the store emptied or restored: follow it back.
         this.recent = [];
         this.latestSeq = latest;
-        this.emitter.emit('advance', latest);
+        this.emitter.emit('withdrawn', latest);
         return;
       }
       // Only the last window's worth is read: a subscriber further behind reads the store.

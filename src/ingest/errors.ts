@@ -60,3 +60,17 @@ export class IngestLeaseLostError extends Error {
     this.name = 'IngestLeaseLostError';
   }
 }
+
+/**
+ * A snapshot failed while it was being written (Neo4j refused a write the checks did not
+ * foresee) and was rolled back: nothing of it is stored, so a corrected re-run or a later
+ * snapshot can go in.
+ */
+export class IngestRolledBackError extends Error {
+  readonly code = 'INGEST_FAILED';
+
+  constructor(snapshotId: string, reason: string, options: { cause: unknown }) {
+    super(`snapshot ${snapshotId} could not be written (${reason}); it was rolled back and nothing of it is stored: correct the input and run it again, or ingest a later snapshot`, options);
+    this.name = 'IngestRolledBackError';
+  }
+}

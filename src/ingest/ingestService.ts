@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CypherRunner, Database } from '../graph/database.js';
+import { isDatabaseUnreachable, neo4jErrorCode, type CypherRunner, type Database } from '../graph/database.js';
 import { IngestRepository } from '../graph/ingestRepository.js';
 import { isDeadLocalOwner, LeaseRepository, leaseOwner } from '../graph/leaseRepository.js';
 import { ChangeKind, SentenceLabel, SnapshotStatus, type SnapshotRecord } from '../domain/model.js';
@@ -8,7 +8,9 @@ import { isoDay } from '../domain/time.js';
 import { planArticle, planIsEmpty } from './articlePlan.js';
 import type { ArticlePlan } from '../domain/plan.js';
 import { InvalidInputError } from '../domain/errors.js';
-import { IngestBusyError, IngestLeaseLostError, SnapshotOrderError } from './errors.js';
+import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, SnapshotOrderError } from './errors.js';
+import { transactionBatches } from './inputLimits.js';
+import { rollBackSnapshot, type RollbackReport } from './snapshotRollback.js';
 import { ExactMatchLabeler, type SentenceLabeler } from './sentenceLabeler.js';
 import type { ArticleInput } from './snapshotReader.js';
 
@@ -20,6 +22,8 @@ export interface IngestOptions {
   batchSize?: number;
   /** How long to wait for another process's ingest to finish (or its lease to run out) before refusing. */
   leaseWaitMs?: number;
+  /** An operator (the CLI, an admin) may date a snapshot up to a day ahead; anyone else only within MAX_CLOCK_SKEW_MS. */
+  datedAheadAllowed?: boolean;
   onProgress?: (articlesDone: number, articlesTotal: number) => void;
 }
 
@@ -61,8 +65,13 @@ export interface IngestReport {
 /** The ingest lease lasts this long without renewal; a process killed mid-ingest blocks others at most this long. */
 const LEASE_SECONDS = 30;
 const LEASE_POLL_MS = 250;
-/** A snapshot may be dated at most this far past the server clock (clock skew), never years ahead. */
-const MAX_FUTURE_MS = 24 * 3600 * 1000;
+/**
+ * How far past the server clock a writer may date a snapshot (the two clocks may differ). A
+ * snapshot dated ahead blocks every ingest dated before it (they must come in date order).
+ */
+export const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
+/** An operator may date a snapshot this far ahead (a day boundary in a zone east of UTC), never years. */
+const MAX_OPERATOR_AHEAD_MS = 24 * 3600 * 1000;
 
 export function snapshotIdFor(takenAt: Date): string {
   const day = isoDay(takenAt);
@@ -95,9 +104,10 @@ export class IngestService {
    * each checks date order against what the previous one committed.
    */
   async ingest(articles: ArticleInput[], options: IngestOptions): Promise<IngestReport> {
-    if (options.takenAt.getTime() > Date.now() + MAX_FUTURE_MS) {
+    const ahead = options.datedAheadAllowed ? MAX_OPERATOR_AHEAD_MS : MAX_CLOCK_SKEW_MS;
+    if (options.takenAt.getTime() > Date.now() + ahead) {
       throw new InvalidInputError(
-        `takenAt ${options.takenAt.toISOString()} is in the future (more than a day past this server's clock); a snapshot records what was known when it was taken (nothing written)`,
+        `takenAt ${options.takenAt.toISOString()} is in the future (more than ${options.datedAheadAllowed ? 'a day' : `${MAX_CLOCK_SKEW_MS / 60_000} minutes`} past this server's clock, ${new Date().toISOString()}); a snapshot records what was known when it was taken${options.datedAheadAllowed ? '' : ' (an admin may date one up to a day ahead)'} (nothing written)`,
       );
     }
     return this.holdingLease(options.leaseWaitMs ?? 0, async (owner, leaseLost) => {
@@ -140,6 +150,10 @@ export class IngestService {
       .update(JSON.stringify({ id, complete, articles }))
       .digest('hex');
     const report = emptyReport(articles.length);
+    const holdLease = this.leaseGuard(owner, leaseLost, id);
+    // A rollback cut short (its process died) is finished before anything else is written.
+    const unfinished = await snapshots.rollingBack();
+    if (unfinished) await rollBackSnapshot(this.db, unfinished, holdLease, true);
 
     // Any stored snapshot, not only the latest, may be the same one again: running the demo twice changes nothing.
     const stored = (await snapshots.list()).find((snapshot) => snapshot.id === id);
@@ -156,15 +170,75 @@ export class IngestService {
       contentHash,
       articleCount: articles.length,
     });
+    try {
+      return await this.writeSnapshot(articles, options, snapshot, holdLease, report, started);
+    } catch (error) {
+      throw await this.afterWriteFailure(snapshot, error, holdLease);
+    }
+  }
+
+  /** Every write transaction first renews the lease (and locks it): a process that lost it writes nothing. */
+  private leaseGuard(owner: string, leaseLost: () => boolean, snapshotId: string): (tx: CypherRunner) => Promise<void> {
+    return async (tx) => {
+      if (leaseLost() || !(await new LeaseRepository(tx).acquire('ingest', owner, LEASE_SECONDS))) throw new IngestLeaseLostError(snapshotId);
+    };
+  }
+
+  /**
+   * What a failure while writing leaves. Lost contact (Neo4j down, the lease taken) leaves the
+   * snapshot INGESTING, for a re-run to resume where it stopped. Anything else (Neo4j refused a
+   * write) would fail again on a re-run: the snapshot is rolled back, so that it does not block
+   * every later one. When the rollback fails too, the snapshot stays INGESTING and
+   * `chronoql snapshots abandon` finishes the rollback.
+   */
+  private async afterWriteFailure(snapshot: SnapshotRecord, error: unknown, holdLease: (tx: CypherRunner) => Promise<void>): Promise<unknown> {
+    if (error instanceof IngestLeaseLostError || isDatabaseUnreachable(error)) return error;
+    try {
+      await rollBackSnapshot(this.db, snapshot, holdLease);
+    } catch {
+      return error;
+    }
+    this.onCommitted(); // the change feed follows the sequence back now, not at its next tick
+    const code = neo4jErrorCode(error);
+    const message = String((error as Error)?.message ?? error);
+    // The first sentence says what (too large to index, out of memory); the rest names Neo4j's internals.
+    const reason = code ? `Neo4j refused a write: ${code}: ${message.split(/[.,]\s|\n/)[0]!.slice(0, 160)}` : message;
+    return new IngestRolledBackError(snapshot.id, reason, { cause: error });
+  }
+
+  /**
+   * Undoes an interrupted snapshot (one still INGESTING: killed mid-way, or its rollback failed)
+   * and deletes it, under the ingest lease, so that later snapshots can go in.
+   */
+  async abandon(snapshotId: string, leaseWaitMs = 0): Promise<RollbackReport & { snapshot: SnapshotRecord }> {
+    return this.holdingLease(leaseWaitMs, async (owner, leaseLost) => {
+      const snapshots = new SnapshotRepository(this.db);
+      const snapshot = (await snapshots.list()).find((stored) => stored.id === snapshotId);
+      if (!snapshot) throw new InvalidInputError(`no snapshot has the id "${snapshotId}" (\`chronoql snapshots list\` shows them); nothing changed`);
+      if (snapshot.status !== SnapshotStatus.INGESTING) {
+        throw new SnapshotOrderError(`snapshot ${snapshotId} is ${snapshot.status}; only an interrupted snapshot (INGESTING) can be abandoned (nothing changed)`);
+      }
+      const rolledBack = await rollBackSnapshot(this.db, snapshot, this.leaseGuard(owner, leaseLost, snapshotId));
+      this.onCommitted();
+      return { ...rolledBack, snapshot };
+    });
+  }
+
+  private async writeSnapshot(
+    articles: ArticleInput[],
+    options: IngestOptions,
+    snapshot: SnapshotRecord,
+    holdLease: (tx: CypherRunner) => Promise<void>,
+    report: Omit<IngestReport, 'snapshot'>,
+    started: number,
+  ): Promise<IngestReport> {
+    const snapshots = new SnapshotRepository(this.db);
+    const { id } = snapshot;
+    const complete = options.complete ?? false;
     const context = { id, takenAt: options.takenAt };
     this.progress = { snapshotId: id, articlesDone: 0, articlesTotal: articles.length };
-    // Every write transaction first renews the lease (and locks it): a process that lost it writes nothing.
-    const holdLease = async (tx: CypherRunner): Promise<void> => {
-      if (leaseLost() || !(await new LeaseRepository(tx).acquire('ingest', owner, LEASE_SECONDS))) throw new IngestLeaseLostError(id);
-    };
     const batchSize = options.batchSize ?? 100;
-    for (let start = 0; start < articles.length; start += batchSize) {
-      const batch = articles.slice(start, start + batchSize);
+    for (const batch of transactionBatches(articles, batchSize)) {
       const outcome = await this.db.writeTransaction(async (tx) => {
         await holdLease(tx);
         const repository = new IngestRepository(tx);
@@ -183,7 +257,7 @@ export class IngestService {
       report.articlesResumed += outcome.resumed;
       report.changeEvents += outcome.changeEvents;
       if (outcome.changeEvents > 0) this.onCommitted();
-      this.progress.articlesDone = Math.min(start + batchSize, articles.length);
+      this.progress.articlesDone += batch.length;
       options.onProgress?.(this.progress.articlesDone, articles.length);
     }
     if (complete) {
@@ -229,7 +303,7 @@ function checkOrder(latest: SnapshotRecord, id: string, takenAt: Date, contentHa
   }
   if (latest.id !== id && latest.status === SnapshotStatus.INGESTING) {
     throw new SnapshotOrderError(
-      `snapshot ${latest.id} was interrupted before it finished; re-run its ingest to resume it before adding ${id} (nothing written)`,
+      `snapshot ${latest.id} was interrupted before it finished; re-run its ingest to resume it, or discard it with \`chronoql snapshots abandon ${latest.id}\`, before adding ${id} (nothing written)`,
     );
   }
 }

@@ -7,13 +7,16 @@ export interface SplitSentence {
   startsParagraph: boolean;
 }
 
+/** Paragraphs are parted by a blank line (one that holds only whitespace). */
+export const PARAGRAPH_BREAK = /\n\s*\n/;
+
 /**
  * Splits article text into paragraphs (blank lines) and sentences. wink-nlp's tokenizer knows
  * abbreviations such as "U.S.", "Dr." and "e.g.", which a split on periods would break.
  */
 export function splitSentences(text: string): SplitSentence[] {
   const sentences: SplitSentence[] = [];
-  for (const paragraph of text.split(/\n\s*\n/)) {
+  for (const paragraph of text.split(PARAGRAPH_BREAK)) {
     const flattened = paragraph.replace(/\s+/g, ' ').trim();
     if (flattened === '') continue;
     const found = annotator().readDoc(flattened).sentences().out();

@@ -1,5 +1,7 @@
+import { articleIdOf } from '../domain/model.js';
 import { InvalidSnapshotError, type InputProblem } from './errors.js';
 import { attributeKey } from './factDiff.js';
+import { sizeProblems } from './inputLimits.js';
 import { readJsonLines } from './jsonLines.js';
 
 /** One article of a snapshot, as users supply it (README.md, "Snapshot files"). */
@@ -38,8 +40,11 @@ export function checkArticle(raw: unknown): ArticleInput | string[] {
   }
   problems.push(...illFormedStrings(record, infobox));
   if (problems.length > 0) return problems;
-  const id = (record.id as string).trim();
-  return { id, title: ((record.title as string | undefined) ?? '').trim() || id, text: record.text as string, infobox };
+  // One name, one article: the composed (NFC) and decomposed (NFD) spellings of "Café" look alike and must not become two.
+  const id = articleIdOf(record.id as string);
+  const article = { id, title: ((record.title as string | undefined) ?? '').trim().normalize('NFC') || id, text: record.text as string, infobox };
+  const oversized = sizeProblems(article);
+  return oversized.length > 0 ? oversized : article;
 }
 
 // With the u flag a valid surrogate pair is one code point, so this matches only lone halves.

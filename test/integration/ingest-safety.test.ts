@@ -6,7 +6,10 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { LeaseRepository } from '../../src/graph/leaseRepository.js';
 import { countNodes } from '../../src/graph/maintenance.js';
 import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
-import { checkArticles } from '../../src/ingest/snapshotReader.js';
+import { checkArticles, readSnapshotFile } from '../../src/ingest/snapshotReader.js';
+import type { ChangesWithdrawnError } from '../../src/ingest/changeFeed.js';
+import type { ChangeEventRecord } from '../../src/domain/model.js';
+import { Role, type Principal } from '../../src/api/auth.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
 
@@ -37,6 +40,45 @@ describe('ingest safety', () => {
        WITH a, s.text AS text, count(s) AS copies WHERE copies > 1 RETURN count(*) AS n`,
     );
     return { facts: facts!.n, sentences: sentences!.n };
+  }
+
+  /** What two runs must agree on to have given the same graph: events, nodes, versions with their validity, articles, the change sequence. */
+  async function fingerprint(): Promise<Record<string, unknown>> {
+    const db = runtime.services.db;
+    return {
+      events: await db.run(
+        `MATCH (e:ChangeEvent) OPTIONAL MATCH (e)-[:CONCERNS]->(x)
+         WITH e, coalesce(x.text, x.attribute + '=' + x.value) AS concern ORDER BY concern
+         WITH e, collect(concern) AS concerns
+         RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
+      ),
+      nodes: await db.run(`MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState RETURN labels(n) AS labels, count(*) AS n ORDER BY n, labels`),
+      current: await db.run(
+        `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL RETURN a.id AS article, s.text AS text ORDER BY article, s.orderKey`,
+      ),
+      versions: await db.run(
+        `MATCH (a:Article)-[r:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v)
+         OPTIONAL MATCH (v)-[link:REVISED_AS|SUPERSEDED_BY]->(next)
+         RETURN v.id AS id, type(r) AS kind, toString(v.validFrom) AS validFrom, toString(v.validTo) AS validTo,
+                v.closedAt IS NOT NULL AS closed, v.searchText AS searchText, next.id AS next ORDER BY id, next`,
+      ),
+      articles: await db.run(
+        `MATCH (a:Article) RETURN a.id AS id, a.title AS title, toString(a.validFrom) AS validFrom, toString(a.validTo) AS validTo,
+                a.lastSnapshotId AS lastSnapshot ORDER BY id`,
+      ),
+      snapshots: await db.run(`MATCH (s:Snapshot) RETURN s.id AS id, s.status AS status, s.changeCount AS changes ORDER BY id`),
+      sequence: await db.run(`MATCH (c:ChangeSequence {name: 'changes'}) RETURN c.value AS value`),
+    };
+  }
+
+  /** The change feed's promise: every sequence number from 1 up to the counter, once each. */
+  async function assertGapFreeFeed(): Promise<void> {
+    const [{ n, distinct, max, counter }] = await runtime.services.db.run<{ n: number; distinct: number; max: number | null; counter: number }>(
+      `MATCH (c:ChangeSequence {name: 'changes'}) OPTIONAL MATCH (e:ChangeEvent)
+       RETURN count(e) AS n, count(DISTINCT e.seq) AS distinct, max(e.seq) AS max, c.value AS counter`,
+    );
+    assert.equal(distinct, n);
+    assert.deepEqual([max ?? 0, counter], [n, n], 'seq runs 1..n with no gap, and the counter is at n');
   }
 
   it('refuses an article id with a lone surrogate before writing, so later snapshots still go in', async () => {
@@ -140,18 +182,6 @@ describe('ingest safety', () => {
   it('ends, after a SIGKILL mid-snapshot and a re-run, with the graph an uninterrupted ingest gives', { timeout: 300_000 }, async () => {
     const first = Array.from({ length: 1500 }, (_, i) => article(`k${i}`, `Item ${i} is small. It stays.`, { Size: String(i) }));
     const second = first.map((a, i) => article(a.id, `Item ${i} is large. It stays. It grew.`, { Size: String(2 * i) }));
-    const fingerprint = async () => ({
-      events: await runtime.services.db.run(
-        `MATCH (e:ChangeEvent) OPTIONAL MATCH (e)-[:CONCERNS]->(x)
-         WITH e, coalesce(x.text, x.attribute + '=' + x.value) AS concern ORDER BY concern
-         WITH e, collect(concern) AS concerns
-         RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
-      ),
-      nodes: await runtime.services.db.run(`MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState RETURN labels(n) AS labels, count(*) AS n ORDER BY n, labels`),
-      current: await runtime.services.db.run(
-        `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL RETURN a.id AS article, s.text AS text ORDER BY article, s.orderKey`,
-      ),
-    });
     await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
     await runtime.services.ingest.ingest(second, { takenAt: day('2024-02-01'), source: 'cli' });
     const uninterrupted = await fingerprint();
@@ -180,5 +210,212 @@ describe('ingest safety', () => {
     assert.ok(performance.now() - started < 20_000);
     assert.ok(resumed.articlesResumed > 0 && resumed.articlesResumed < 1500, `resumed ${resumed.articlesResumed}`);
     assert.deepEqual(await fingerprint(), uninterrupted);
+  });
+
+  it('refuses an oversized id, title, infobox or article up front, with INVALID_SNAPSHOT and its line', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'chronoql-sizes-'));
+    const file = join(scratch, 'oversized.jsonl');
+    const lines = [
+      { id: 'fine', text: 'A fine article.' },
+      { id: 'x'.repeat(9000), text: 'Its id is too long to index.' },
+      { id: 'long title', title: 't'.repeat(9000), text: 'Its title is too long to index.' },
+      { id: 'huge infobox', text: 'Too many facts.', infobox: Object.fromEntries(Array.from({ length: 250_000 }, (_, i) => [`attribute ${i}`, `value ${i}`])) },
+      { id: 'one huge line', text: 'Words go on and on. '.repeat(150_000) },
+    ];
+    writeFileSync(file, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+    try {
+      const error = await readSnapshotFile(file).then(() => null, (caught: unknown) => caught);
+      assert.ok(error instanceof InvalidSnapshotError, `refused before writing: ${String(error)}`);
+      assert.equal(error.code, 'INVALID_SNAPSHOT');
+      const found = error.problems.map((p) => `${p.source}:${p.line}: ${p.message}`);
+      const expected = [
+        /^oversized\.jsonl:2: "id" is 9,000 bytes of UTF-8; at most 2,048 are allowed$/,
+        /^oversized\.jsonl:3: "title" is 9,000 bytes of UTF-8; at most 2,048 are allowed$/,
+        /^oversized\.jsonl:4: "infobox" has 250,000 entries; at most 1,000 are allowed$/,
+        /^oversized\.jsonl:4: the article is [\d,.]+ KiB; at most 2,048 KiB \(id, title, text and infobox together\) are allowed/,
+        /^oversized\.jsonl:5: the article is 2,929\.7 KiB; at most 2,048 KiB \(id, title, text and infobox together\) are allowed: split it into several articles$/,
+      ];
+      assert.equal(found.length, expected.length, found.join('\n'));
+      expected.forEach((pattern, i) => assert.match(found[i]!, pattern));
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    // The GraphQL mutation checks the same way, and reports the position in the list.
+    const { errors } = await execute(
+      runtime,
+      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { articles } }`,
+      { articles: [{ id: 'ok', text: 'Fine.' }, { id: 'x'.repeat(9000), text: 'Too long an id.' }] },
+    );
+    const refused = errors?.[0]?.originalError;
+    assert.ok(refused instanceof InvalidSnapshotError, String(errors));
+    assert.deepEqual(refused.problems.map((p) => [p.source, p.line]), [['articles', 2]]);
+    assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
+    const later = await runtime.services.ingest.ingest([article('a', 'Still open to writers.')], { takenAt: day('2024-02-01'), source: 'test' });
+    assert.equal(later.snapshot.status, 'COMPLETE');
+  });
+
+  /** 300 articles, with text, facts and titles that change from one snapshot to the next. */
+  const versionOf = (word: string, count = 300) =>
+    Array.from({ length: count }, (_, i) => ({ id: `r${i}`, title: i % 7 === 0 ? `${word} title ${i}` : `r${i}`, text: `${word} item ${i}. A fixed part.`, infobox: { Leader: `${word} ${i}` } }));
+
+  it('rolls back a snapshot Neo4j refuses part-way, so a corrected re-run and later snapshots go in as if it had never been', async () => {
+    const january = versionOf('Alpha');
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    const onlyJanuary = await fingerprint();
+    // Past the size checks (they run on input, not here) comes an id Neo4j cannot index, after two batches committed.
+    const february = versionOf('Beta');
+    const refused = [...february.slice(0, 250), article('x'.repeat(9000), 'Too long an id to index.'), ...february.slice(250)];
+    const committed: number[] = [];
+    const error = await runtime.services.ingest
+      .ingest(refused, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100, onProgress: (done) => committed.push(done) })
+      .then(() => null, (caught: unknown) => caught);
+    assert.deepEqual(committed, [100, 200], 'two batches had committed before Neo4j refused the third');
+    assert.equal((error as { code?: string })?.code, 'INGEST_FAILED', `rolled back: ${String(error)}`);
+    assert.match((error as Error).message, /^snapshot 2024-02-01 could not be written \(Neo4j refused a write: Neo\.\w+\.[\w.]+: Property value is too large to index\); it was rolled back/);
+    assert.deepEqual(await fingerprint(), onlyJanuary, 'nothing of the refused snapshot is left');
+    await assertGapFreeFeed();
+
+    // The same date goes in, corrected; then a later snapshot. The graph is that of a run that never failed.
+    await runtime.services.ingest.ingest(february, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100 });
+    await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
+    const recovered = await fingerprint();
+    await assertGapFreeFeed();
+    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    await resetKnowledge(runtime);
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    await runtime.services.ingest.ingest(february, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100 });
+    await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
+    assert.deepEqual(recovered, await fingerprint());
+  });
+
+  it('abandons an interrupted snapshot with `chronoql snapshots abandon`, leaving the graph of a run without it', { timeout: 120_000 }, async () => {
+    const help = await runChronoql(['snapshots', 'abandon', '--help'], { CHRONOQL_DATA_DIR: testDataDir }).finished;
+    assert.match(help.output.replace(/\s+/g, ' '), /undoes everything the snapshot wrote.*the feed has no gap.*A complete snapshot cannot be abandoned/);
+    const january = versionOf('Alpha');
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    const onlyJanuary = await fingerprint();
+    // A complete snapshot that adds, renames, changes and removes articles, killed just before it was marked COMPLETE.
+    const february = [...versionOf('Beta', 280), article('added', 'A new article.', { Kind: 'new' })];
+    await runtime.services.ingest.ingest(february, { takenAt: day('2024-02-01'), source: 'test', complete: true });
+    await runtime.services.db.run(`MATCH (s:Snapshot {id: '2024-02-01'}) SET s.status = 'INGESTING'`);
+    await assert.rejects(
+      runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' }),
+      (error: unknown) => error instanceof SnapshotOrderError && /re-run its ingest to resume it, or discard it with `chronoql snapshots abandon 2024-02-01`/.test(error.message),
+    );
+
+    const abandoned = await runChronoql(['snapshots', 'abandon', '2024-02-01'], { CHRONOQL_DATA_DIR: testDataDir }).finished;
+    assert.equal(abandoned.code, 0, abandoned.output);
+    assert.match(abandoned.output, /abandoned snapshot 2024-02-01: undid 301 articles and deleted \d+ change events/);
+    assert.deepEqual(await fingerprint(), onlyJanuary);
+    await assertGapFreeFeed();
+    const again = await runChronoql(['snapshots', 'abandon', '2024-01-01'], { CHRONOQL_DATA_DIR: testDataDir }).finished;
+    assert.equal(again.code, 1);
+    assert.match(again.output, /snapshot 2024-01-01 is COMPLETE; only an interrupted snapshot \(INGESTING\) can be abandoned/);
+
+    await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
+    const afterAbandon = await fingerprint();
+    await resetKnowledge(runtime);
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
+    assert.deepEqual(afterAbandon, await fingerprint());
+    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+  });
+
+  it('finishes a rollback cut short before it writes anything else', async () => {
+    const january = versionOf('Alpha', 50);
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    const onlyJanuary = await fingerprint();
+    await runtime.services.ingest.ingest(versionOf('Beta', 50), { takenAt: day('2024-02-01'), source: 'test' });
+    // Killed after the flag and the events went, before the articles were undone.
+    await runtime.services.db.run(`MATCH (s:Snapshot {id: '2024-02-01'}) SET s.status = 'INGESTING', s.rollingBack = true`);
+    await runtime.services.db.run(`MATCH (e:ChangeEvent {snapshotId: '2024-02-01'}) DETACH DELETE e`);
+    await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
+    assert.deepEqual(await fingerprint(), onlyJanuary);
+  });
+
+  it('ends a live subscriber given changes of a snapshot later rolled back with CHANGES_WITHDRAWN, and its resumption has no gap', async () => {
+    const live = await openTestRuntime({ changeFeed: true });
+    try {
+      await live.services.ingest.ingest(versionOf('Alpha', 30), { takenAt: day('2024-01-01'), source: 'test' });
+      const [{ january }] = await live.services.db.run<{ january: number }>(`MATCH (e:ChangeEvent) RETURN count(e) AS january`);
+      const received: ChangeEventRecord[] = [];
+      const subscription = live.services.changeFeed.subscribe({ afterSeq: null });
+      const ended = (async () => {
+        for await (const event of subscription) received.push(event);
+      })().then(() => null, (error: unknown) => error);
+      await live.services.ingest.ingest(versionOf('Beta', 30), { takenAt: day('2024-02-01'), source: 'test' });
+      while (received.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      // Killed just before it was marked COMPLETE, then abandoned: the subscriber had been given some of its changes.
+      await live.services.db.run(`MATCH (s:Snapshot {id: '2024-02-01'}) SET s.status = 'INGESTING'`);
+      await live.services.ingest.abandon('2024-02-01');
+      const error = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000))]);
+      const withdrawn = error as ChangesWithdrawnError;
+      assert.deepEqual(withdrawn.extensions, { code: 'CHANGES_WITHDRAWN', resumeAfterSeq: january }, String(error));
+      // One that was offline meanwhile learns it when it comes back with the last seq it had.
+      const offline = await live.services.changeFeed.subscribe({ afterSeq: received.at(-1)!.seq }).next().then(() => null, (caught: unknown) => caught);
+      assert.deepEqual((offline as ChangesWithdrawnError).extensions, { code: 'CHANGES_WITHDRAWN', resumeAfterSeq: january }, String(offline));
+
+      const resumed: ChangeEventRecord[] = [];
+      const again = live.services.changeFeed.subscribe({ afterSeq: withdrawn.extensions.resumeAfterSeq });
+      await live.services.ingest.ingest(versionOf('Gamma', 30), { takenAt: day('2024-03-01'), source: 'test' });
+      const [{ total }] = await live.services.db.run<{ total: number }>(`MATCH (e:ChangeEvent) RETURN count(e) AS total`);
+      for await (const event of again) {
+        resumed.push(event);
+        if (event.seq === total) break;
+      }
+      assert.deepEqual(resumed.map((event) => event.seq), Array.from({ length: total - january }, (_, i) => january + 1 + i));
+      assert.ok(resumed.every((event) => event.snapshotId === '2024-03-01'));
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("refuses a writer's snapshot dated more than five minutes ahead; an admin may date one up to a day ahead", async () => {
+    const ahead = new Date(Date.now() + (23 * 60 + 50) * 60_000);
+    const writer: Principal = { subject: 'writer', role: Role.WRITER, via: 'api-key' };
+    const { errors } = await execute(
+      runtime,
+      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "From tomorrow."}]) { articles } }`,
+      { at: ahead.toISOString() },
+      writer,
+    );
+    assert.ok(errors?.[0]?.originalError instanceof RangeError, String(errors));
+    assert.match(errors[0]!.message, /is in the future \(more than 5 minutes past this server's clock, .*\).*an admin may date one up to a day ahead/);
+    assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
+    // Within clock skew, a writer's snapshot goes in; an admin's a day ahead too.
+    const skewed = await execute(
+      runtime,
+      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Now."}]) { snapshot { status } } }`,
+      { at: new Date(Date.now() + 2 * 60_000).toISOString() },
+      writer,
+    );
+    assert.deepEqual(skewed.data, { ingestSnapshot: { snapshot: { status: 'COMPLETE' } } }, String(skewed.errors));
+    const admin = await execute(
+      runtime,
+      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Tomorrow."}]) { snapshot { status } } }`,
+      { at: ahead.toISOString() },
+    );
+    assert.deepEqual(admin.data, { ingestSnapshot: { snapshot: { status: 'COMPLETE' } } }, String(admin.errors));
+  });
+
+  it('takes the NFC and NFD spellings of one id as one article', async () => {
+    const composed = 'Caf\u00e9';
+    const decomposed = 'Cafe\u0301';
+    const snapshot = (id: string, text: string) => checkArticles([{ value: { id, title: id, text, infobox: { Owner: text } }, line: 1 }], 'articles');
+    await runtime.services.ingest.ingest(snapshot(decomposed, 'Old owner.'), { takenAt: day('2024-01-01'), source: 'test' });
+    const changed = await runtime.services.ingest.ingest(snapshot(composed, 'New owner.'), { takenAt: day('2024-02-01'), source: 'test' });
+    assert.equal(changed.articlesAdded, 0);
+    assert.equal(changed.facts.updated, 1);
+    assert.equal(await countNodes(runtime.services.db, 'Article'), 1);
+    const { data } = await execute(runtime, `{ article(id: "${composed}") { id title } }`);
+    assert.deepEqual(data.article, { id: composed, title: composed });
+    // Looking it up by the other spelling finds it too.
+    const lookedUp = await execute(runtime, `{ article(id: "${decomposed}") { id } fact(subject: "${decomposed}", attribute: "Owner") { value } factHistory(subject: "${decomposed}", attribute: "Owner") { value } }`);
+    assert.deepEqual(lookedUp.data, { article: { id: composed }, fact: { value: 'New owner.' }, factHistory: [{ value: 'Old owner.' }, { value: 'New owner.' }] });
+    // Both spellings in one snapshot are one id given twice.
+    assert.throws(
+      () => checkArticles([{ value: { id: composed, text: 'x.' }, line: 1 }, { value: { id: decomposed, text: 'y.' }, line: 2 }], 'articles'),
+      (error: unknown) => error instanceof InvalidSnapshotError && error.problems[0]!.line === 2 && /appears twice \(first at line 1\)/.test(error.problems[0]!.message),
+    );
   });
 });

@@ -11,6 +11,7 @@ import { ExactMatchLabeler } from '../../src/ingest/sentenceLabeler.js';
 import type { PreviousSentence } from '../../src/domain/plan.js';
 import { splitSentences } from '../../src/ingest/sentenceSplitter.js';
 import { readSnapshotFile } from '../../src/ingest/snapshotReader.js';
+import { MAX_BATCH_BYTES, MAX_BATCH_INFOBOX_ENTRIES, MAX_PARAGRAPH_BYTES, sizeProblems, transactionBatches } from '../../src/ingest/inputLimits.js';
 
 describe('sentence splitting', () => {
   it('keeps abbreviations inside sentences and marks paragraph starts', () => {
@@ -180,5 +181,35 @@ describe('snapshot reader', () => {
       assert.match(error.message, /appears twice \(first at line 1\)/);
       return true;
     });
+  });
+});
+
+describe('input limits', () => {
+  const sized = (id: string, textBytes: number, entries = 0) => ({
+    id,
+    title: id,
+    text: 'x'.repeat(textBytes),
+    infobox: Object.fromEntries(Array.from({ length: entries }, (_, i) => [`a${i}`, 'v'])),
+  });
+
+  it('cuts write batches at the article count, the bytes and the infobox entries, keeping order', () => {
+    const ids = (batches: Array<Array<{ id: string }>>) => batches.map((batch) => batch.map((article) => article.id).join(' '));
+    assert.deepEqual(ids([...transactionBatches(['a', 'b', 'c', 'd', 'e'].map((id) => sized(id, 10)), 2)]), ['a b', 'c d', 'e']);
+    const big = MAX_BATCH_BYTES / 2 - 100;
+    assert.deepEqual(ids([...transactionBatches([sized('a', big), sized('b', big), sized('c', big)], 100)]), ['a b', 'c']);
+    const many = MAX_BATCH_INFOBOX_ENTRIES / 2;
+    assert.deepEqual(ids([...transactionBatches([sized('a', 1, many), sized('b', 1, many), sized('c', 1, 1)], 100)]), ['a b', 'c']);
+    // An article past a bound on its own still goes, alone (the input checks keep such articles out).
+    assert.deepEqual(ids([...transactionBatches([sized('a', 1), sized('b', MAX_BATCH_BYTES + 1), sized('c', 1)], 100)]), ['a', 'b', 'c']);
+  });
+
+  it('names the paragraph and the infobox entry that is too long', () => {
+    const article = { id: 'a', title: 'a', text: `Short.\n\n${'y'.repeat(MAX_PARAGRAPH_BYTES + 1)}`, infobox: { Motto: 'z'.repeat(20_000) } };
+    assert.deepEqual(sizeProblems(article), [
+      '"infobox"."Motto" is 20,000 bytes of UTF-8; at most 16,384 are allowed',
+      `paragraph 2 of "text" is ${(MAX_PARAGRAPH_BYTES + 1).toLocaleString('en-US')} bytes of UTF-8; at most ${MAX_PARAGRAPH_BYTES.toLocaleString('en-US')} are allowed`,
+    ]);
+    // Bytes of UTF-8, not characters: 2,041 four-byte characters are 8,164 bytes, past the 2,048 allowed for an id.
+    assert.match(sizeProblems({ ...article, id: '😀'.repeat(2041), text: 'Fine.', infobox: {} })[0]!, /"id" is 8,164 bytes/);
   });
 });

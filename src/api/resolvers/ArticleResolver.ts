@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
-import { ChangeKind, SentenceLabel } from '../../domain/model.js';
+import { articleIdOf, ChangeKind, SentenceLabel } from '../../domain/model.js';
 import { labelInSnapshot, snapshotInEffect } from '../../ingest/sentenceLabels.js';
 import type { RequestContext } from '../context.js';
 import { checkPageSize, decodeCursor, decodeSeqCursor, encodeCursor } from '../cursors.js';
@@ -14,7 +14,7 @@ const AS_OF = { nullable: true, description: 'Defaults to now, i.e. the latest s
 export class ArticleResolver {
   @Query(() => Article, { nullable: true })
   article(@Arg('id', () => ID) id: string, @Ctx() { loaders }: RequestContext): Promise<Article | null> {
-    return loaders.article.load(id);
+    return loaders.article.load(articleIdOf(id));
   }
 
   @Query(() => ArticleConnection, { description: 'Articles ordered by id.' })

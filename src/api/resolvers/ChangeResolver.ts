@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requireRole, Role } from '../auth.js';
-import { ChangeKind } from '../../domain/model.js';
+import { articleIdOf, ChangeKind } from '../../domain/model.js';
 import type { RequestContext } from '../context.js';
 import { checkPageSize, decodeSeqCursor } from '../cursors.js';
 import { badUserInput } from '../errors.js';
@@ -28,7 +28,7 @@ export class ChangeResolver {
   ): Promise<ChangeEventConnection> {
     const limit = checkPageSize(first);
     const start = Math.max(checkAfterSeq(afterSeq ?? null) ?? 0, after == null ? 0 : decodeSeqCursor(after));
-    const filter = { articleIds, kinds };
+    const filter = { articleIds: articleIds?.map(articleIdOf) ?? null, kinds };
     const [page, totalCount] = await Promise.all([
       services.reads.changesBetween(start, null, filter, limit + 1),
       services.reads.countChanges(filter),
@@ -43,14 +43,14 @@ export class ChangeResolver {
   @Subscription(() => ChangeEvent, {
     name: 'changes',
     description:
-      'Stored changes after afterSeq, then live ones as snapshots are ingested, in order, without gaps or duplicates. Reconnect with the last seq seen to resume. Needs an API key or token (reader role).',
+      'Stored changes after afterSeq, then live ones as snapshots are ingested, in order, without gaps or duplicates. Reconnect with the last seq seen to resume. When a snapshot whose changes were sent is rolled back, the subscription ends with CHANGES_WITHDRAWN and extensions.resumeAfterSeq: drop what came after it and resubscribe from there. Needs an API key or token (reader role).',
     subscribe: ({ args, context }) => {
       // Checked here, before the feed is opened: type-graphql's @Authorized guards only each event's resolve.
       requireRole((context as RequestContext).principal, Role.READER, 'subscription changes');
       const { afterSeq, articleIds, kinds } = args as { afterSeq?: number | null; articleIds?: string[]; kinds?: ChangeKind[] };
       return (context as RequestContext).services.changeFeed.subscribe({
         afterSeq: checkAfterSeq(afterSeq ?? null),
-        articleIds,
+        articleIds: articleIds?.map(articleIdOf),
         kinds,
       });
     },

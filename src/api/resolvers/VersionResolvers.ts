@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { articleIdOf } from '../../domain/model.js';
 import { attributeKey } from '../../ingest/factDiff.js';
 import type { RequestContext } from '../context.js';
 import { factNode, linkedVersion, sentenceNode } from '../nodes.js';
@@ -39,7 +40,7 @@ export class FactResolver {
     @Arg('attribute', () => String, { description: 'Matched ignoring case and spacing.' }) attribute: string,
     @Arg('asOf', () => DateTimeScalar, { nullable: true, description: 'Defaults to now.' }) asOf: Date | null,
   ): Promise<Fact | null> {
-    const record = await services.reads.factValidAt(subject, attributeKey(attribute), asOf ?? now);
+    const record = await services.reads.factValidAt(articleIdOf(subject), attributeKey(attribute), asOf ?? now);
     return record && factNode(record);
   }
 
@@ -49,7 +50,7 @@ export class FactResolver {
     @Arg('subject', () => ID) subject: string,
     @Arg('attribute', () => String) attribute: string,
   ): Promise<Fact[]> {
-    return (await services.reads.factHistory(subject, attributeKey(attribute))).map(factNode);
+    return (await services.reads.factHistory(articleIdOf(subject), attributeKey(attribute))).map(factNode);
   }
 
   @FieldResolver(() => Fact, { nullable: true, description: 'The version this one superseded.' })
