@@ -76,10 +76,11 @@ export function asReported(error: GraphQLError, transport: 'http' | 'websocket')
 }
 
 /**
- * Logs, once and at error level, each error that a client is told only "internal server error"
- * about: its stack, the request id the client can quote, the operation and the field path.
+ * Logs every error a client is told about, once, with the request id the client can quote, the
+ * operation and the field path: one it is told only "internal server error" about at error level
+ * with its stack, the others (its own mistakes, refusals, retries) at warn with their code.
  */
-export function logMaskedErrors(
+export function logClientErrors(
   log: Logger,
   format: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError,
   transport: 'http' | 'websocket',
@@ -87,8 +88,10 @@ export function logMaskedErrors(
   request: { requestId: string | null; operationName: string | null | undefined },
 ): void {
   for (const error of errors) {
-    if (format(asReported(error, transport), error).extensions?.code !== 'INTERNAL_SERVER_ERROR') continue;
-    log.error({ err: unwrapResolverError(error), requestId: request.requestId, operationName: request.operationName ?? null, path: error.path ?? null, transport }, 'internal error');
+    const told = format(asReported(error, transport), error);
+    const where = { requestId: request.requestId, operationName: request.operationName ?? null, path: error.path ?? null, transport };
+    if (told.extensions?.code === 'INTERNAL_SERVER_ERROR') log.error({ err: unwrapResolverError(error), ...where }, 'internal error');
+    else log.warn({ ...where, code: told.extensions?.code ?? null, message: told.message }, 'request refused');
   }
 }
 

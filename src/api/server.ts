@@ -11,7 +11,7 @@ import { chronoqlSchema } from './schema.js';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { pinoHttp } from 'pino-http';
 import { Authenticator, Role, unauthenticated, type AccessSettings, type Principal } from './auth.js';
-import { errorFormatter, logMaskedErrors, retryAfterPlugin, sendError } from './errorReporting.js';
+import { errorFormatter, logClientErrors, retryAfterPlugin, sendError } from './errorReporting.js';
 import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, responseBudgetPlugin, type QueryLimits } from './limits.js';
 import { RateUsageRepository } from '../graph/rateUsageRepository.js';
 import { chronoqlEstimator, ListSizeStatistics, operationCost } from './queryCost.js';
@@ -142,7 +142,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
             const cost = operationCost(schema, document, request, estimator, limits.maxCost);
             await rateLimiter.charge(contextValue.caller, cost);
           },
-          didEncounterErrors: async ({ errors, operationName, contextValue }) => logMaskedErrors(options.log, formatError, 'http', errors, { requestId: contextValue.requestId, operationName }),
+          didEncounterErrors: async ({ errors, operationName, contextValue }) => logClientErrors(options.log, formatError, 'http', errors, { requestId: contextValue.requestId, operationName }),
         }),
       },
       { serverWillStart: async () => ({ drainServer: async () => subscriptions.dispose() }) },

@@ -9,7 +9,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { unauthenticated, type Authenticator, type Principal } from './auth.js';
 import type { ApiHost, RequestContext } from './context.js';
-import { asReported, logMaskedErrors, type errorFormatter } from './errorReporting.js';
+import { asReported, logClientErrors, type errorFormatter } from './errorReporting.js';
 import { QUERY_LIMITS, validateWithLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
 import type { Logger } from '../platform/logger.js';
@@ -151,7 +151,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
 
   // graphql-ws does not format errors: the same masking and codes as over HTTP, and the same log.
   const formatErrors = (errors: readonly GraphQLError[], subscription: { id: string; operationName?: string | null }) => {
-    logMaskedErrors(options.log, options.formatError, 'websocket', errors, { requestId: subscription.id, operationName: subscription.operationName });
+    logClientErrors(options.log, options.formatError, 'websocket', errors, { requestId: subscription.id, operationName: subscription.operationName });
     return errors.map((error) => options.formatError(asReported(error, 'websocket'), error));
   };
 

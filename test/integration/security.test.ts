@@ -256,6 +256,26 @@ describe('access control', () => {
     assert.match(answer, /^HTTP\/1\.1 408/);
   });
 
+  it('logs every error a client is told about, with its code and request id: refusals at warn', async () => {
+    const server = await serve();
+    const before = logs.length;
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req-refused-1' },
+      body: JSON.stringify({ query: 'query Dated { fact(subject: "A", attribute: "Leader", asOf: "soon") { value } }', operationName: 'Dated' }),
+    });
+    const body = (await response.json()) as { errors: Array<{ message: string; extensions: { code: string } }> };
+    const told = body.errors[0]!;
+    const entries = logs
+      .slice(before)
+      .map((line) => JSON.parse(line) as Record<string, any>)
+      .filter((entry) => entry.requestId === 'req-refused-1' && entry.msg === 'request refused');
+    assert.equal(entries.length, 1, `logged once: ${JSON.stringify(logs.slice(before)).slice(0, 400)}`);
+    assert.equal(entries[0]!.level, 40);
+    assert.equal(entries[0]!.code, told.extensions.code);
+    assert.equal(entries[0]!.message, told.message);
+  });
+
   it('logs every error it masks as INTERNAL_SERVER_ERROR once, with its stack, request id, operation and path', async () => {
     const server = await serve();
     const { answering, changeFeed } = runtime.services;
