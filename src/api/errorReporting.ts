@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { Neo4jError } from 'neo4j-driver';
 import { IngestBusyError, IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
+import { StorageFullError } from '../platform/diskSpace.js';
 import type { Logger } from '../platform/logger.js';
 
 /** Driver codes for a Neo4j that cannot be reached (down, restarting, or no connection free in time). */
@@ -31,7 +32,7 @@ export function errorFormatter(mode: 'development' | 'production') {
     if (original instanceof InvalidSnapshotError) {
       return { ...formatted, extensions: { ...extensions, code: original.code, problems: original.problems } };
     }
-    if (original instanceof SnapshotOrderError || original instanceof IngestBusyError || original instanceof IngestLeaseLostError) {
+    if (original instanceof SnapshotOrderError || original instanceof IngestBusyError || original instanceof IngestLeaseLostError || original instanceof StorageFullError) {
       return { ...formatted, extensions: { ...extensions, code: original.code } };
     }
     if (original instanceof RangeError) {

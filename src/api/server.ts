@@ -189,9 +189,11 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   app.get('/health', async (_request, response) => {
     const retrieval = runtime.services.retrieval.status();
     const problem = retrievalProblem(retrieval);
+    // Low space refuses ingests (STORAGE_FULL) while reads go on: degraded, with the reason.
+    const disk = await runtime.services.disk.status().catch((error: Error) => ({ problem: `cannot read the free space: ${error.message}` }));
     try {
       await runtime.services.db.verify();
-      response.json({ status: problem ? 'degraded' : 'ok', neo4j: 'reachable', retrieval: { ...retrieval, problem } });
+      response.json({ status: problem || disk.problem ? 'degraded' : 'ok', neo4j: 'reachable', retrieval: { ...retrieval, problem }, disk });
     } catch (error) {
       const detail = options.mode === 'development' ? { error: (error as Error).message } : {};
       response.status(503).json({ status: 'unavailable', neo4j: 'unreachable', ...detail, retrieval: { ...retrieval, problem } });

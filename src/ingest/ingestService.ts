@@ -87,6 +87,8 @@ export class IngestService {
     private readonly onCommitted: () => void = () => {},
     private readonly labeler: SentenceLabeler = new ExactMatchLabeler(),
     private readonly afterSnapshot: () => Promise<void> = async () => {},
+    /** Throws (StorageFullError) when the disk is too full to start writing. */
+    private readonly ensureRoom: () => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -99,6 +101,7 @@ export class IngestService {
         `takenAt ${options.takenAt.toISOString()} is in the future (more than a day past this server's clock); a snapshot records what was known when it was taken (nothing written)`,
       );
     }
+    await this.ensureRoom();
     return this.holdingLease(options.leaseWaitMs ?? 0, async (owner, leaseLost) => {
       const report = await this.ingestHoldingLease(articles, options, owner, leaseLost);
       await this.afterSnapshot();

@@ -9,6 +9,7 @@ import { IngestBusyError, InvalidSnapshotError, SnapshotOrderError } from '../..
 import { checkArticles } from '../../src/ingest/snapshotReader.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
+import { currentDuplicates, storeFingerprint } from '../support/storeChecks.js';
 
 /** Each of these once left a snapshot INGESTING for good, or let two ingests interleave (issue 11). */
 describe('ingest safety', () => {
@@ -26,18 +27,6 @@ describe('ingest safety', () => {
   beforeEach(async () => {
     await resetKnowledge(runtime);
   });
-
-  async function currentDuplicates(): Promise<{ facts: number; sentences: number }> {
-    const [facts] = await runtime.services.db.run<{ n: number }>(
-      `MATCH (a:Article)-[:HAS_FACT]->(f:Fact) WHERE f.validTo IS NULL
-       WITH a, f.attribute AS attribute, count(f) AS versions WHERE versions > 1 RETURN count(*) AS n`,
-    );
-    const [sentences] = await runtime.services.db.run<{ n: number }>(
-      `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL
-       WITH a, s.text AS text, count(s) AS copies WHERE copies > 1 RETURN count(*) AS n`,
-    );
-    return { facts: facts!.n, sentences: sentences!.n };
-  }
 
   it('refuses an article id with a lone surrogate before writing, so later snapshots still go in', async () => {
     const raw = [{ value: { id: 'bad\uD800id', text: 'Fine text.', infobox: { 'Lead\uDC00er': 'x', Capital: 'P\uD83Daris' } }, line: 1 }];
@@ -93,7 +82,7 @@ describe('ingest safety', () => {
          night: fact(subject: "a", attribute: "Capital", asOf: "2024-03-01T21:00:00Z") { value } }`,
     );
     assert.deepEqual(data, { noon: { value: 'Paris' }, night: { value: 'Lyon' } });
-    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
   });
 
   it('runs ingests from two processes one at a time, in date order', async () => {
@@ -106,7 +95,7 @@ describe('ingest safety', () => {
     const [may, june] = outcomes;
     assert.equal(june.status, 'fulfilled');
     if (may.status === 'rejected') assert.ok(may.reason instanceof SnapshotOrderError, String(may.reason));
-    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
     const { data } = await execute(runtime, `{ snapshots { status } fact(subject: "art7", attribute: "Leader") { value } }`);
     assert.ok(data.snapshots.every((s: { status: string }) => s.status === 'COMPLETE'));
     assert.equal(data.fact.value, 'Beta 7');
@@ -140,18 +129,7 @@ describe('ingest safety', () => {
   it('ends, after a SIGKILL mid-snapshot and a re-run, with the graph an uninterrupted ingest gives', { timeout: 300_000 }, async () => {
     const first = Array.from({ length: 1500 }, (_, i) => article(`k${i}`, `Item ${i} is small. It stays.`, { Size: String(i) }));
     const second = first.map((a, i) => article(a.id, `Item ${i} is large. It stays. It grew.`, { Size: String(2 * i) }));
-    const fingerprint = async () => ({
-      events: await runtime.services.db.run(
-        `MATCH (e:ChangeEvent) OPTIONAL MATCH (e)-[:CONCERNS]->(x)
-         WITH e, coalesce(x.text, x.attribute + '=' + x.value) AS concern ORDER BY concern
-         WITH e, collect(concern) AS concerns
-         RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
-      ),
-      nodes: await runtime.services.db.run(`MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState RETURN labels(n) AS labels, count(*) AS n ORDER BY n, labels`),
-      current: await runtime.services.db.run(
-        `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL RETURN a.id AS article, s.text AS text ORDER BY article, s.orderKey`,
-      ),
-    });
+    const fingerprint = () => storeFingerprint(runtime.services.db);
     await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
     await runtime.services.ingest.ingest(second, { takenAt: day('2024-02-01'), source: 'cli' });
     const uninterrupted = await fingerprint();

@@ -54,9 +54,16 @@ public final class Launcher {
     static final int EXIT_PORT_IN_USE = 3;
     static final int EXIT_STORE_LOCKED = 4;
     static final int EXIT_START_FAILED = 5;
+    static final int EXIT_SHUTDOWN_TIMED_OUT = 6;
 
     private static final String STATE_FILE = "launcher.json";
     private static final Duration DATABASE_AVAILABLE_TIMEOUT = Duration.ofMinutes(5);
+    /**
+     * Neo4j's shutdown retries a failed page flush forever (a full disk), so a JVM whose parent
+     * is gone would never exit and would keep the store locked. Past this, it halts: recovery
+     * replays the transaction log at the next start. The Node side waits as long before SIGKILL.
+     */
+    static final Duration SHUTDOWN_DEADLINE = Duration.ofSeconds(30);
 
     private Launcher() {}
 
@@ -157,6 +164,7 @@ public final class Launcher {
             if (!stopped.compareAndSet(false, true)) {
                 return;
             }
+            haltAfter(SHUTDOWN_DEADLINE);
             try {
                 deleteStateFileIfOurs(stateFile);
                 dbms.shutdown();
@@ -353,6 +361,22 @@ public final class Launcher {
             Optional<Instant> now = handle.get().info().startInstant();
             return now.isEmpty() || now.get().equals(startedAt.get());
         }
+    }
+
+    private static void haltAfter(Duration deadline) {
+        Thread halter = new Thread(() -> {
+            try {
+                Thread.sleep(deadline.toMillis());
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.err.println("chronoql-neo4j: shutdown did not finish within " + deadline.toSeconds()
+                    + " s (a full disk?); halting, the next start recovers from the transaction log");
+            System.err.flush();
+            Runtime.getRuntime().halt(EXIT_SHUTDOWN_TIMED_OUT);
+        }, "chronoql-neo4j-shutdown-deadline");
+        halter.setDaemon(true);
+        halter.start();
     }
 
     private static void watchParent(ParentWatch parent) {
