@@ -59,21 +59,18 @@ async function rememberedPort(plan: Plan): Promise<number | undefined> {
 }
 
 /**
- * Under the start lock: uses the Neo4j that runs on the directory, or starts one. `uri` is set on
+ * Uses the Neo4j that runs on the directory, or starts one under the start lock. `uri` is set on
  * a restart: the drivers of this process point there, so a new JVM must listen on that port.
  */
-function acquire(plan: Plan, uri: string | undefined): Promise<Holder> {
+async function acquire(plan: Plan, uri: string | undefined): Promise<Holder> {
+  // Using a running one needs no lock, which a full disk could not even write.
+  const running = await findRunning(plan, uri);
+  if (running) return running;
   return withLockFile(lockPath(plan), plan.timeoutMs + 60_000, plan.log, async () => {
     const deadline = Date.now() + STORE_LOCK_WAIT_MS;
     for (;;) {
-      const running = await findRunningLauncher(plan.neo4jDir, plan.password ?? '');
-      if (running) {
-        plan.log(`Using the managed Neo4j of pid ${running.pid} at ${running.uri}`);
-        if (uri !== undefined && running.uri !== uri) {
-          plan.log(`That Neo4j listens at ${running.uri}, not at ${uri} where this process connects; it connects again once that one stops`);
-        }
-        return foreign(running.pid, running.uri);
-      }
+      const runningNow = await findRunning(plan, uri);
+      if (runningNow) return runningNow;
       const port = uri !== undefined ? Number(new URL(uri).port) : (plan.boltPort ?? (await rememberedPort(plan)));
       try {
         const instance = await startOnPort({ ...plan, ...(await plan.prepare()) }, port, uri !== undefined || plan.boltPort !== undefined);
@@ -87,6 +84,16 @@ function acquire(plan: Plan, uri: string | undefined): Promise<Holder> {
       await sleep(1_000);
     }
   });
+}
+
+async function findRunning(plan: Plan, uri: string | undefined): Promise<Holder | undefined> {
+  const running = await findRunningLauncher(plan.neo4jDir, plan.password ?? '');
+  if (!running) return undefined;
+  plan.log(`Using the managed Neo4j of pid ${running.pid} at ${running.uri}`);
+  if (uri !== undefined && running.uri !== uri) {
+    plan.log(`That Neo4j listens at ${running.uri}, not at ${uri} where this process connects; it connects again once that one stops`);
+  }
+  return foreign(running.pid, running.uri);
 }
 
 /** Another process's Neo4j, watched by its pid (the JVM's: it outlives no owner). */

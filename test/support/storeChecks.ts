@@ -38,7 +38,11 @@ export async function storeFingerprint(db: CypherRunner): Promise<Record<string,
        WITH e, collect(concern) AS concerns
        RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
     ),
-    nodes: await db.run(`MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState RETURN labels(n) AS labels, count(*) AS n ORDER BY n, labels`),
+    // Whether a unit is still PendingEmbedding depends on whether an embedding worker ran, not on the ingest.
+    nodes: await db.run(
+      `MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState
+       RETURN [label IN labels(n) WHERE label <> 'PendingEmbedding'] AS labels, count(*) AS n ORDER BY n, labels`,
+    ),
     current: await db.run(
       `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL RETURN a.id AS article, s.text AS text ORDER BY article, s.orderKey`,
     ),
