@@ -5,6 +5,7 @@
  * and features), so the head is trained on exactly what it will see; written as float32 files
  * and one JSON index that eval/reader/train_reader.py reads.
  */
+import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -37,17 +38,27 @@ class FloatFile {
   private readonly stream: WriteStream;
   values = 0;
 
+  /** The stream's first error (a full disk): the next write or the close throws it, where it would otherwise crash the process. */
+  private failure: Error | null = null;
+
   constructor(path: string) {
     this.stream = createWriteStream(path);
+    this.stream.on('error', (error) => (this.failure ??= error));
   }
 
   async write(data: Float32Array): Promise<void> {
+    if (this.failure) throw this.failure;
     this.values += data.length;
-    if (!this.stream.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength))) await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
+    // once() rejects if the stream fails while waiting, so a failed write never hangs here.
+    if (!this.stream.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength))) await once(this.stream, 'drain');
   }
 
   close(): Promise<void> {
-    return new Promise((resolve, reject) => this.stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    return new Promise((resolve, reject) => this.stream.end((error?: Error | null) => {
+      const failed = error ?? this.failure;
+      if (failed) reject(failed);
+      else resolve();
+    }));
   }
 }
 

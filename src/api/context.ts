@@ -4,6 +4,7 @@ import type { Loaders } from '../graph/loaders.js';
 import type { ReadRepository } from '../graph/readRepository.js';
 import type { ChangeFeed } from '../ingest/changeFeed.js';
 import type { IngestService } from '../ingest/ingestService.js';
+import type { DiskSpace } from '../platform/diskSpace.js';
 import type { AskService } from '../qa/askService.js';
 import type { SpanReader } from '../qa/reader/spanReader.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
@@ -19,6 +20,8 @@ export interface Services {
   reader: SpanReader;
   answering: AskService;
   benchmarkItems: BenchmarkRepository;
+  /** Free space on the data directory's filesystem (ingests and /health check it). */
+  disk: DiskSpace;
 }
 
 // A type alias rather than an interface so it satisfies graphql-ws's Record-shaped context.

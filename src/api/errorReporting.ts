@@ -7,6 +7,7 @@ import { InvalidInputError } from '../domain/errors.js';
 import { isDatabaseUnreachable } from '../graph/database.js';
 import { DatabaseOverloadedError } from '../graph/sessionShares.js';
 import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
+import { StorageFullError } from '../platform/diskSpace.js';
 import type { Logger } from '../platform/logger.js';
 
 /** The driver's own pool wait ran out: the database is up and busy. */
@@ -42,7 +43,8 @@ export function errorFormatter(mode: 'development' | 'production') {
       original instanceof SnapshotOrderError ||
       original instanceof IngestBusyError ||
       original instanceof IngestLeaseLostError ||
-      original instanceof IngestRolledBackError
+      original instanceof IngestRolledBackError ||
+      original instanceof StorageFullError
     ) {
       return { ...formatted, extensions: { ...extensions, code: original.code } };
     }

@@ -162,12 +162,14 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   app.get('/health', async (request, response) => {
     const retrieval = runtime.services.retrieval.status();
     const problem = retrievalProblem(retrieval);
+    // Low space refuses ingests (STORAGE_FULL) while reads go on: degraded, with the reason.
+    const disk = await runtime.services.disk.status().catch((error: Error) => ({ problem: `cannot read the free space: ${error.message}` }));
     const detailed = !guarded || (await operatorOf(request));
     const answer = (status: number, body: { status: string; neo4j: string; error?: string }) =>
-      response.status(status).json(detailed ? { ...body, retrieval: { ...retrieval, problem } } : { status: body.status });
+      response.status(status).json(detailed ? { ...body, retrieval: { ...retrieval, problem }, disk } : { status: body.status });
     try {
       await runtime.services.db.verify();
-      answer(200, { status: problem ? 'degraded' : 'ok', neo4j: 'reachable' });
+      answer(200, { status: problem || disk.problem ? 'degraded' : 'ok', neo4j: 'reachable' });
     } catch (error) {
       answer(503, { status: 'unavailable', neo4j: 'unreachable', ...(options.mode === 'development' ? { error: (error as Error).message } : {}) });
     }

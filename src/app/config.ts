@@ -15,6 +15,7 @@ import { onnxModelFiles } from '../embedding/onnx.js';
 import { isPretrainedModel, PRETRAINED_MODELS } from '../embedding/pretrained.js';
 import type { EmbedderConfig, EmbedderKind } from '../embedding/types.js';
 import type { DeviceChoice } from '../native/types.js';
+import { DEFAULT_MIN_FREE_DISK_MB } from '../platform/diskSpace.js';
 import type { ChatEndpointConfig } from '../platform/openaiChat.js';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -44,6 +45,8 @@ export interface Config extends ServerSettings {
   callerSessions: number;
   /** How long to keep retrying (with backoff) a Neo4j that does not answer at start. */
   neo4jStartWaitMs: number;
+  /** Ingests are refused (STORAGE_FULL) while less than this is free on the data directory's filesystem. */
+  minFreeDiskBytes: number;
   /** The retrieval embedder (CHRONOQL_EMBEDDER and its settings). */
   embedder: EmbedderConfig;
   /** The sentence labeler's encoder; null keeps exact-match labeling (CHRONOQL_LABEL_ENCODER=none). */
@@ -116,6 +119,7 @@ const EnvironmentSchema = z.object({
   CHRONOQL_NEO4J_HEAP_MB: integer(256, 16384),
   CHRONOQL_NEO4J_PASSWORD: z.preprocess(blankIsUnset, z.string().min(8, 'must be at least 8 characters (Neo4j refuses shorter ones)').optional()),
   CHRONOQL_NEO4J_WAIT_MS: integer(0, 3_600_000),
+  CHRONOQL_MIN_FREE_DISK_MB: integer(0, 1 << 30),
   JAVA_HOME: text,
   LOG_LEVEL: text,
   CHRONOQL_ENV: oneOf(['development', 'production']),
@@ -225,6 +229,7 @@ export function loadConfig(environment: Environment = process.env): Config {
       slowSubscriberMs: env.CHRONOQL_SLOW_SUBSCRIBER_MS ?? DEFAULT_SUBSCRIPTION_SETTINGS.slowSubscriberMs,
     },
     neo4jStartWaitMs: env.CHRONOQL_NEO4J_WAIT_MS ?? 60_000,
+    minFreeDiskBytes: (env.CHRONOQL_MIN_FREE_DISK_MB ?? DEFAULT_MIN_FREE_DISK_MB) * 1024 * 1024,
     embedder: embedderConfig(embedderKind, env, { dataDir, modelsDir }, 'CHRONOQL_EMBEDDER'),
     labelEncoder: labelKind === 'none' ? null : embedderConfig(labelKind as EmbedderKind, env, { dataDir, modelsDir }, 'CHRONOQL_LABEL_ENCODER'),
     generator,

@@ -15,6 +15,7 @@ import { IngestService } from '../ingest/ingestService.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabeler.js';
 import { AskService, type AskServiceOptions } from '../qa/askService.js';
 import { SpanReader } from '../qa/reader/spanReader.js';
+import { DiskSpace } from '../platform/diskSpace.js';
 import { modelsDir } from '../platform/paths.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
@@ -138,7 +139,8 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       log.error({ err: error }, 'benchmark maintenance failed; the next ingest or `chronoql benchmark build` finishes it');
     });
   };
-  const services: Services = { db, reads, changeFeed, retrieval, reader, answering, benchmarkItems: new BenchmarkRepository(db), ingest: new IngestService(db, () => changeFeed.poke(), labeler, afterSnapshot) };
+  const disk = new DiskSpace(config.dataDir, config.minFreeDiskBytes);
+  const services: Services = { db, reads, changeFeed, retrieval, reader, answering, benchmarkItems: new BenchmarkRepository(db), disk, ingest: new IngestService(db, () => changeFeed.poke(), labeler, afterSnapshot, () => disk.ensureRoom()) };
   return {
     services,
     config,

@@ -8,6 +8,7 @@ import { InvalidImportError } from '../benchmarks/importShapes.js';
 import { EmbedderConfigError } from '../embedding/index.js';
 import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
 import { createLogger, type Logger } from '../platform/logger.js';
+import { StorageFullError } from '../platform/diskSpace.js';
 import { MavenError } from '../platform/maven.js';
 import { EmbedderMismatchError } from '../retrieval/embeddingJob.js';
 
@@ -50,7 +51,7 @@ export const writeJson = (file: string, value: unknown): Promise<void> => writeF
 
 /** Tells the user what failed: the message alone for a failure they can act on, the stack otherwise. */
 export function fail(error: unknown): never {
-  const explained = [ConfigError, InvalidSnapshotError, SnapshotOrderError, IngestBusyError, IngestLeaseLostError, IngestRolledBackError, RangeError, EmbedderMismatchError, EmbedderConfigError, MavenError, InvalidImportError];
+  const explained = [ConfigError, InvalidSnapshotError, SnapshotOrderError, IngestBusyError, IngestLeaseLostError, IngestRolledBackError, StorageFullError, RangeError, EmbedderMismatchError, EmbedderConfigError, MavenError, InvalidImportError];
   const database = neo4jProblem(error);
   if (database) {
     process.stderr.write(`chronoql: ${database.message} (${(error as Error).message}); an interrupted ingest resumes when run again\n`);

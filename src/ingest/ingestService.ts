@@ -97,6 +97,8 @@ export class IngestService {
     private readonly onCommitted: () => void = () => {},
     private readonly labeler: SentenceLabeler = new ExactMatchLabeler(),
     private readonly afterSnapshot: () => Promise<void> = async () => {},
+    /** Throws (StorageFullError) when the disk is too full to start writing. */
+    private readonly ensureRoom: () => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -110,6 +112,7 @@ export class IngestService {
         `takenAt ${options.takenAt.toISOString()} is in the future (more than ${options.datedAheadAllowed ? 'a day' : `${MAX_CLOCK_SKEW_MS / 60_000} minutes`} past this server's clock, ${new Date().toISOString()}); a snapshot records what was known when it was taken${options.datedAheadAllowed ? '' : ' (an admin may date one up to a day ahead)'} (nothing written)`,
       );
     }
+    await this.ensureRoom();
     return this.holdingLease(options.leaseWaitMs ?? 0, async (owner, leaseLost) => {
       const report = await this.ingestHoldingLease(articles, options, owner, leaseLost);
       await this.afterSnapshot();

@@ -5,12 +5,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LAUNCHER_CLASS } from './launcherBuild.js';
 import { LOCAL_USER, ManagedNeo4jError, type ManagedNeo4jOptions, type Neo4jConnection } from './options.js';
-import { boltAnswers, boltUri, findRunningLauncher, reusedConnection } from './runningInstance.js';
+import { boltAnswers, boltUri } from './runningInstance.js';
 
 const DEFAULT_HEAP_MB = 2048;
 const DEFAULT_PAGE_CACHE_MB = 512;
+/** As long as the launcher's own shutdown deadline (Launcher.SHUTDOWN_DEADLINE), after which it halts. */
 const STOP_GRACE_MS = 30_000;
-const STORE_LOCK_WAIT_MS = 30_000;
 const STDERR_TAIL_LINES = 30;
 
 // Exit codes defined by tools/neo4j Launcher.java.
@@ -26,48 +26,36 @@ export interface LaunchPlan extends ManagedNeo4jOptions {
 }
 
 /**
- * A JVM whose owner just died keeps the store lock for the second or two its shutdown takes,
- * and a restart in that window would fail; so a locked store is retried for a while, and an
- * instance that comes up meanwhile (another process won the race) is reused.
+ * Starts a JVM on `port`, or on a free port when that one is taken and `fixed` is false. A
+ * restart keeps its port fixed: the drivers of every process on the data directory point there.
  */
-export async function launch(plan: LaunchPlan): Promise<Neo4jConnection> {
-  const deadline = Date.now() + STORE_LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      return await launchOnFreePort(plan);
-    } catch (error) {
-      if (!(error instanceof LaunchExitError && error.exitCode === EXIT_STORE_LOCKED) || Date.now() > deadline) throw error;
-      plan.log('The Neo4j store is still locked (a previous instance shutting down?); retrying...');
-    }
-    await sleep(1_000);
-    const running = await findRunningLauncher(plan.neo4jDir, plan.password ?? '');
-    if (running) {
-      plan.log(`Reusing the managed Neo4j (pid ${running.pid}) at ${running.uri}`);
-      return reusedConnection(running.uri, plan.password ?? '');
-    }
-  }
-}
-
-async function launchOnFreePort(plan: LaunchPlan): Promise<Neo4jConnection> {
-  if (plan.boltPort !== undefined) {
-    if (!(await portIsFree(plan.boltPort))) {
+export async function startOnPort(plan: LaunchPlan, port: number | undefined, fixed: boolean): Promise<Instance> {
+  if (port !== undefined) {
+    const free = await portIsFree(port);
+    if (!free && port === plan.boltPort) {
       throw new ManagedNeo4jError(
-        `Bolt port ${plan.boltPort} on 127.0.0.1 is already in use, so the managed Neo4j cannot start there. ` +
+        `Bolt port ${port} on 127.0.0.1 is already in use, so the managed Neo4j cannot start there. ` +
           'Choose another port, leave it unset to pick a free one, or set NEO4J_URI to use the Neo4j on that port.',
       );
     }
-    return launchOnPort(plan, plan.boltPort);
+    // A fixed port that is taken fails in the launcher, with the reason, and a restart tries again.
+    if (free || fixed) return startInstance(plan, port);
   }
   try {
-    return await launchOnPort(plan, await findFreePort());
+    return await startInstance(plan, await findFreePort());
   } catch (error) {
     // Another program can grab a free port between our probe and the JVM's bind; one retry
     // with a fresh port covers that race.
     if (error instanceof LaunchExitError && error.exitCode === EXIT_PORT_IN_USE) {
-      return launchOnPort(plan, await findFreePort());
+      return startInstance(plan, await findFreePort());
     }
     throw error;
   }
+}
+
+/** The launcher refused to start because another Neo4j holds the store. */
+export function isStoreLocked(error: unknown): boolean {
+  return error instanceof LaunchExitError && error.exitCode === EXIT_STORE_LOCKED;
 }
 
 class LaunchExitError extends ManagedNeo4jError {
@@ -108,61 +96,13 @@ function jvmArguments(plan: LaunchPlan, port: number): string[] {
   ];
 }
 
-/** How long a restart of a Neo4j that died waits at most between attempts (1 s, 2 s, 4 s … up to this). */
-const RESTART_MAX_BACKOFF_MS = 30_000;
-
-type Instance = Neo4jConnection & { pid: number | undefined; exited: Promise<ExitInfo> };
-
-async function launchOnPort(plan: LaunchPlan, port: number): Promise<Neo4jConnection> {
-  return supervise(plan, port, await startInstance(plan, port));
-}
-
-/**
- * Restarts the JVM on the same port whenever it dies unexpectedly (killed, out of memory), with
- * backoff, so the drivers' connections recover without restarting ChronoQL. stop() ends it.
- */
-function supervise(plan: LaunchPlan, port: number, first: Instance): Neo4jConnection {
-  let current = first;
-  let stopped = false;
-  // A restart in progress when stop() is called is waited for and stopped too.
-  let restarting: Promise<Instance> | undefined;
-  const watch = (instance: Instance): void => {
-    void instance.exited.then(async () => {
-      for (let attempt = 1; !stopped; attempt += 1) {
-        await sleep(Math.min(RESTART_MAX_BACKOFF_MS, 1_000 * 2 ** (attempt - 1)));
-        if (stopped) return;
-        try {
-          restarting = startInstance(plan, port);
-          const next = await restarting.finally(() => (restarting = undefined));
-          if (stopped) return; // stop() stops it: it waited for this restart
-          current = next;
-          plan.log(`Restarted the managed Neo4j (pid ${next.pid}) on ${next.uri} after ${attempt} attempt(s)`);
-          return watch(next);
-        } catch (error) {
-          plan.log(`Restarting the managed Neo4j failed (attempt ${attempt}): ${(error as Error).message}`);
-        }
-      }
-    });
-  };
-  watch(first);
-  return {
-    uri: first.uri,
-    user: first.user,
-    password: first.password,
-    startedHere: true,
-    stop: async () => {
-      stopped = true;
-      const pending = restarting;
-      await current.stop();
-      if (pending) await pending.then((next) => next.stop(), () => {});
-    },
-  };
-}
+/** A JVM this process started: `exited` settles when it ends, for whatever reason. */
+export type Instance = Neo4jConnection & { pid: number | undefined; exited: Promise<ExitInfo> };
 
 async function startInstance(plan: LaunchPlan, port: number): Promise<Instance> {
   const uri = boltUri(port);
   const logFile = path.join(plan.neo4jDir, 'logs', 'launcher.log');
-  const logStream = createWriteStream(logFile, { flags: 'a' });
+  const logStream = openLauncherLog(logFile, plan.log);
   logStream.write(`--- ${new Date().toISOString()} starting Neo4j on ${uri} for pid ${process.pid}\n`);
   plan.log(`Starting the managed Neo4j on ${uri} (data in ${plan.neo4jDir}, log in ${logFile})`);
 
@@ -236,7 +176,7 @@ async function startInstance(plan: LaunchPlan, port: number): Promise<Instance> 
   };
 }
 
-interface ExitInfo {
+export interface ExitInfo {
   code: number | null;
   signal: NodeJS.Signals | null;
   spawnError?: Error;
@@ -349,6 +289,17 @@ async function terminate(child: ChildProcess, exited: Promise<ExitInfo>, graceMs
     child.kill('SIGKILL');
     await exited;
   }
+}
+
+/**
+ * The JVM's output, appended to its log. A failed write (a full disk) is reported once and the
+ * rest of this run's output dropped: an unhandled stream error would take ChronoQL down and
+ * orphan the JVM.
+ */
+function openLauncherLog(file: string, log: (msg: string) => void): WriteStream {
+  const stream = createWriteStream(file, { flags: 'a' });
+  stream.on('error', (error) => log(`Writing the managed Neo4j's log ${file} failed (${error.message}); its output is not logged until its next start`));
+  return stream;
 }
 
 function unrefStream(stream: NodeJS.ReadableStream | null): void {

@@ -20,6 +20,10 @@ export async function withLockFile<T>(
       const handle = await fs.open(lockPath, 'wx');
       try {
         await handle.writeFile(JSON.stringify({ pid: process.pid, at: new Date().toISOString() }));
+      } catch (error) {
+        // A full disk: an empty lock would hold everyone off until it looks stale.
+        await fs.rm(lockPath, { force: true });
+        throw error;
       } finally {
         await handle.close();
       }

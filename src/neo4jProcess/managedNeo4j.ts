@@ -8,11 +8,9 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { findJava } from './java.js';
-import { launch } from './launch.js';
 import { ensureLauncherBuilt } from './launcherBuild.js';
-import { withLockFile } from './lockFile.js';
 import { ManagedNeo4jError, type ManagedNeo4jOptions, type Neo4jConnection } from './options.js';
-import { findRunningLauncher, reusedConnection } from './runningInstance.js';
+import { superviseManagedNeo4j } from './supervisor.js';
 
 export { ManagedNeo4jError, type ManagedNeo4jOptions, type Neo4jConnection } from './options.js';
 
@@ -23,7 +21,8 @@ const noLog = (): void => {};
 /**
  * Returns a Bolt connection to the managed Neo4j for `options.dataDir`, reusing one that
  * another ChronoQL process already runs on the same directory (e.g. `ingest` next to
- * `serve`), and launching the JVM otherwise.
+ * `serve`), and launching the JVM otherwise; either way it is watched and replaced when it
+ * dies (see supervisor.ts).
  */
 export async function startManagedNeo4j(options: ManagedNeo4jOptions): Promise<Neo4jConnection> {
   validateOptions(options);
@@ -31,27 +30,12 @@ export async function startManagedNeo4j(options: ManagedNeo4jOptions): Promise<N
   const neo4jDir = path.join(path.resolve(options.dataDir), 'neo4j');
   await fs.mkdir(path.join(neo4jDir, 'logs'), { recursive: true });
 
-  const password = options.password ?? '';
-  const running = await findRunningLauncher(neo4jDir, password);
-  if (running) {
-    log(`Reusing the managed Neo4j (pid ${running.pid}) at ${running.uri}`);
-    return reusedConnection(running.uri, password);
-  }
-
-  // Two processes starting on the same dataDir must not both launch: the loser would fail on
-  // Neo4j's store lock instead of sharing. Whoever gets the lock starts; the other waits,
-  // then finds the launcher.json the winner left and reuses it.
+  // Java and the launcher build are needed only to start a JVM: using a running one needs neither.
+  let launcher: Promise<{ java: string; classpath: string }> | undefined;
+  const prepare = (): Promise<{ java: string; classpath: string }> =>
+    (launcher ??= (async () => ({ java: await findJava(options.javaHome), classpath: await ensureLauncherBuilt(log) }))());
   const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  return withLockFile(path.join(neo4jDir, 'start.lock'), timeoutMs + 60_000, log, async () => {
-    const runningNow = await findRunningLauncher(neo4jDir, password);
-    if (runningNow) {
-      log(`Reusing the managed Neo4j (pid ${runningNow.pid}) at ${runningNow.uri}`);
-      return reusedConnection(runningNow.uri, password);
-    }
-    const java = await findJava(options.javaHome);
-    const classpath = await ensureLauncherBuilt(log);
-    return launch({ ...options, neo4jDir, java, classpath, timeoutMs, log });
-  });
+  return superviseManagedNeo4j({ ...options, neo4jDir, timeoutMs, log }, prepare);
 }
 
 function validateOptions(options: ManagedNeo4jOptions): void {

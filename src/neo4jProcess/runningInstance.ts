@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import neo4j from 'neo4j-driver';
 import { isProcessAlive } from '../platform/processes.js';
-import { LOCAL_USER, type Neo4jConnection } from './options.js';
+import { LOCAL_USER } from './options.js';
 
 /** What a running launcher leaves in launcher.json, so other processes on the same data directory reuse it. */
 interface LauncherState {
@@ -40,10 +40,6 @@ export async function findRunningLauncher(neo4jDir: string, password: string): P
   const uri = boltUri(state.boltPort);
   // A live pid alone is not proof: pids are recycled, and a hung JVM is no use either.
   return (await boltAnswers(uri, 3_000, password)) ? { pid: state.pid, uri } : undefined;
-}
-
-export function reusedConnection(uri: string, password: string): Neo4jConnection {
-  return { uri, user: LOCAL_USER, password, startedHere: false, stop: async () => {} };
 }
 
 export function boltUri(port: number): string {

@@ -216,7 +216,8 @@ export class RetrievalService {
     await this.refreshing?.catch(() => undefined);
     if (this.indexes) {
       for (const index of this.indexes.values()) {
-        await index.save();
+        // What is not saved is synced again from Neo4j at the next start.
+        await index.save(0, true).catch((error: Error) => this.log?.warn({ err: error }, 'native index not saved at close'));
         index.close();
       }
     }
@@ -235,10 +236,11 @@ export class RetrievalService {
         const outcome = await index.sync(point);
         added += outcome.added;
         closed += outcome.closed;
-        await index.save(SAVE_INTERVAL_MS);
       }
       this.lastSyncAt = point.now;
       this.syncError = null;
+      // After every sync, so a save that fails (a full disk) leaves the indexes searchable and current.
+      for (const index of indexes.values()) await index.save(SAVE_INTERVAL_MS);
       return { added, closed };
     } catch (error) {
       this.syncError = (error as Error).message;

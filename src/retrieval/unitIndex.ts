@@ -17,6 +17,9 @@ const PAGE = 2000;
  * concurrent save in progress, in this process or another one sharing the data directory.
  */
 const PRUNE_AFTER_MS = 60_000;
+/** After a failed save (a full disk), the next waits 2 s, 4 s, 8 s … up to this. */
+const SAVE_RETRY_MAX_MS = 10 * 60_000;
+const SAVE_RETRY_FIRST_MS = 2_000;
 
 interface Sidecar {
   /** The Neo4j store's retrieval identity the index was built from. */
@@ -75,6 +78,9 @@ export class UnitVectorIndex {
   private readonly saved = new Set<string>();
   /** When the index first changed after its last save (ms since the epoch); null while the saved files are current. */
   private changedAt: number | null = null;
+  /** Saves that failed in a row, and when the next may be tried (ms since the epoch). */
+  private failedSaves = 0;
+  private nextSaveAt = 0;
 
   private constructor(
     readonly label: UnitLabel,
@@ -188,12 +194,30 @@ export class UnitVectorIndex {
    * reader always finds a vector file and a row set from the same save. Nothing is written
    * unless the index changed more than `unsavedForMs` ago: a save rewrites the whole index
    * (about a second for 300,000 rows of 384 floats), and one that falls behind costs only a
-   * longer sync from Neo4j at the next start.
+   * longer sync from Neo4j at the next start. A failed save removes what it wrote and holds
+   * back the next with a growing delay (`force` tries at once: a closing process has one chance).
    */
-  async save(unsavedForMs = 0): Promise<void> {
+  async save(unsavedForMs = 0, force = false): Promise<void> {
     if (!this.watermark || this.changedAt === null || Date.now() - this.changedAt < unsavedForMs) return;
+    if (!force && Date.now() < this.nextSaveAt) return;
     const files = UnitVectorIndex.files(this.directory, this.label);
     const generation = `${files.prefix}${randomUUID()}`;
+    try {
+      await this.writeGeneration(files, generation);
+    } catch (error) {
+      await rm(join(this.directory, generation), { recursive: true, force: true }).catch(() => {});
+      this.failedSaves += 1;
+      this.nextSaveAt = Date.now() + Math.min(SAVE_RETRY_MAX_MS, SAVE_RETRY_FIRST_MS * 2 ** (this.failedSaves - 1));
+      throw new Error(`saving the ${this.label} index failed (${(error as Error).message}); the next try is in ${Math.round((this.nextSaveAt - Date.now()) / 1000)} s`, { cause: error });
+    }
+    this.failedSaves = 0;
+    this.nextSaveAt = 0;
+    this.changedAt = null;
+    this.saved.add(generation);
+    await this.prune(files);
+  }
+
+  private async writeGeneration(files: { sidecar: string; prefix: string }, generation: string): Promise<void> {
     await mkdir(join(this.directory, generation), { recursive: true });
     await this.index.save(join(this.directory, generation, 'vectors'));
     await writeFile(join(this.directory, generation, 'rows'), this.rows.toBuffer());
@@ -202,15 +226,17 @@ export class UnitVectorIndex {
       embedderId: this.embedderId,
       dimension: this.index.dimension,
       timeUnit: INDEX_TIME_UNIT,
-      watermark: this.watermark.toISOString(),
+      watermark: this.watermark!.toISOString(),
       generation,
     };
     const temporary = `${files.sidecar}.${randomUUID()}.tmp`;
-    await writeFile(temporary, JSON.stringify(sidecar));
-    await rename(temporary, files.sidecar);
-    this.changedAt = null;
-    this.saved.add(generation);
-    await this.prune(files);
+    try {
+      await writeFile(temporary, JSON.stringify(sidecar));
+      await rename(temporary, files.sidecar);
+    } catch (error) {
+      await rm(temporary, { force: true }).catch(() => {});
+      throw error;
+    }
   }
 
   /**

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { openRuntime, type Runtime } from '../../src/app/runtime.js';
 import { article, day, postGraphql, runChronoql, testDataDir } from '../support/runtime.js';
+import { changeFeedIsGapFree, currentDuplicates } from '../support/storeChecks.js';
 
 function isAlive(pid: number): boolean {
   try {
@@ -21,6 +22,33 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Polls a GraphQL server until a read succeeds (Neo4j is back); returns how long that took. */
+async function untilAnswered(url: string): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const { body } = await postGraphql(url, '{ snapshots { id status } }');
+    if (!body.errors) return performance.now() - started;
+    assert.ok(performance.now() - started < 120_000, 'Neo4j came back within two minutes');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** The managed Neo4j JVMs serving a data directory now, whoever started them. */
+function launchersOf(dataDir: string): number {
+  const store = join(dataDir, 'neo4j');
+  return readdirSync('/proc').filter((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
+    const args = (() => {
+      try {
+        return readFileSync(join('/proc', entry, 'cmdline'), 'utf8').split('\0');
+      } catch {
+        return []; // gone meanwhile
+      }
+    })();
+    return args.includes('io.chronoql.neo4j.Launcher') && args.includes(store);
+  }).length;
 }
 
 function capture(): { log: ReturnType<typeof createLogger>; lines: string[] } {
@@ -112,15 +140,6 @@ describe('Neo4j faults', () => {
     let server: RunningServer;
     const neo4jPid = (): number => (JSON.parse(readFileSync(join(dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { pid: number }).pid;
     const query = (source: string) => postGraphql(server.url, source);
-    async function untilAnswered(): Promise<number> {
-      const started = performance.now();
-      for (;;) {
-        const { body } = await query('{ snapshots { id status } }');
-        if (!body.errors) return performance.now() - started;
-        assert.ok(performance.now() - started < 120_000, 'Neo4j came back within two minutes');
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    }
 
     before(async () => {
       const env = {
@@ -153,7 +172,7 @@ describe('Neo4j faults', () => {
       assert.match(during.body.errors![0]!.message, /database is unreachable/);
       assert.ok(failedAfterMs < 8_000, `failed after ${failedAfterMs.toFixed(0)} ms`);
       assert.equal((await fetch(server.url.replace('/graphql', '/health'))).status, 503);
-      const backAfterMs = await untilAnswered();
+      const backAfterMs = await untilAnswered(server.url);
       assert.ok(lines.some((line) => line.includes('Restarted the managed Neo4j')), 'the restart was logged');
       assert.notEqual(neo4jPid(), idlePid);
       t.diagnostic(`outage while serving: failed after ${failedAfterMs.toFixed(0)} ms, answered again ${backAfterMs.toFixed(0)} ms later`);
@@ -172,7 +191,7 @@ describe('Neo4j faults', () => {
       const failing = performance.now();
       await assert.rejects(interrupted, (error: Error) => /unavailable|connect|ECONNREFUSED|closed/i.test(error.message));
       t.diagnostic(`ingest failed ${(performance.now() - failing).toFixed(0)} ms after Neo4j was killed`);
-      await untilAnswered();
+      await untilAnswered(server.url);
       const resumed = await runtime.services.ingest.ingest(second, { takenAt: day('2024-02-01'), source: 'test', batchSize: 20, leaseWaitMs: 60_000 });
       assert.equal(resumed.articlesResumed, 40);
       assert.equal(resumed.snapshot.status, 'COMPLETE');
@@ -191,6 +210,70 @@ describe('Neo4j faults', () => {
       const [{ updated }] = await runtime.services.db.run<{ updated: number }>(`MATCH (e:ChangeEvent {kind: 'FACT_UPDATED'}) RETURN count(e) AS updated`);
       assert.equal(updated, 400);
 
+    });
+  });
+
+  describe('a CLI ingest started while the server restarts its Neo4j (issue 21, case 6)', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'chronoql-race-'));
+    const { log, lines } = capture();
+    const env = {
+      CHRONOQL_DATA_DIR: dataDir,
+      CHRONOQL_MODELS_DIR: join(testDataDir, 'models'),
+      CHRONOQL_NEO4J_HEAP_MB: '512',
+      CHRONOQL_LABEL_ENCODER: process.env.CHRONOQL_LABEL_ENCODER ?? '',
+    };
+    let runtime: Runtime;
+    let server: RunningServer;
+
+    before(async () => {
+      runtime = await openRuntime(loadConfig(env), log, { changeFeed: true });
+      server = await startServer(runtime, { ...loadConfig(env), port: 0, host: '127.0.0.1', log });
+    });
+    after(async () => {
+      await server?.close();
+      await runtime?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('runs one Neo4j for the data directory, used by both, and the server answers again within a minute', { timeout: 300_000 }, async (t) => {
+      const first = Array.from({ length: 40 }, (_, i) => article(`r${i}`, `Article ${i} says one thing.`, { Value: String(i) }));
+      await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
+      const file = join(dataDir, 'second.jsonl');
+      writeFileSync(file, first.map((a, i) => JSON.stringify(article(a.id, `Article ${i} says another thing.`, { Value: String(i + 1) }))).join('\n') + '\n');
+
+      let most = 0;
+      const counting = setInterval(() => (most = Math.max(most, launchersOf(dataDir))), 100);
+      try {
+        const killed = (JSON.parse(readFileSync(join(dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { pid: number }).pid;
+        process.kill(killed, 'SIGKILL');
+        // At once: what `chronoql ingest` starts with (finding or starting the directory's Neo4j), and a real CLI ingest.
+        const cliStart = startManagedNeo4j({ dataDir, heapMb: 512, environment: process.env });
+        const cli = runChronoql(['ingest', file, '--taken-at', '2024-02-01'], { ...env, NEO4J_URI: '' });
+        const backAfterMs = await untilAnswered(server.url);
+        t.diagnostic(`the server answered again ${(backAfterMs / 1000).toFixed(1)} s after the kill`);
+        assert.ok(backAfterMs < 60_000, `back after ${backAfterMs.toFixed(0)} ms`);
+        const other = await cliStart;
+        assert.equal(other.uri, runtime.neo4j.uri, "the CLI's start uses the Neo4j the server's drivers point at");
+        const { code, output } = await cli.finished;
+        assert.equal(code, 0, output);
+        assert.equal(most, 1, `${most} Neo4j JVMs on the data directory at once`);
+
+        // Whichever process runs it, the others use it: when that one stops, another takes over.
+        await other.stop();
+        await untilAnswered(server.url);
+        assert.equal(most, 1);
+      } finally {
+        clearInterval(counting);
+        t.diagnostic(lines.filter((line) => /managed Neo4j|store/.test(line)).map((line) => (JSON.parse(line) as { msg: string }).msg).join('\n'));
+      }
+      const { body } = await postGraphql(server.url, '{ snapshots { id status } fact(subject: "r5", attribute: "Value") { value } }');
+      assert.deepEqual(body.data.snapshots, [
+        { id: '2024-01-01', status: 'COMPLETE' },
+        { id: '2024-02-01', status: 'COMPLETE' },
+      ]);
+      assert.equal(body.data.fact.value, '6');
+      assert.ok(await changeFeedIsGapFree(runtime.services.db), 'the change feed is gap-free');
+      assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
     });
   });
 });

@@ -12,6 +12,7 @@ import type { ChangeEventRecord } from '../../src/domain/model.js';
 import { Role, type Principal } from '../../src/api/auth.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
+import { currentDuplicates, storeFingerprint } from '../support/storeChecks.js';
 
 /** Each of these once left a snapshot INGESTING for good, or let two ingests interleave (issue 11). */
 describe('ingest safety', () => {
@@ -30,46 +31,7 @@ describe('ingest safety', () => {
     await resetKnowledge(runtime);
   });
 
-  async function currentDuplicates(): Promise<{ facts: number; sentences: number }> {
-    const [facts] = await runtime.services.db.run<{ n: number }>(
-      `MATCH (a:Article)-[:HAS_FACT]->(f:Fact) WHERE f.validTo IS NULL
-       WITH a, f.attribute AS attribute, count(f) AS versions WHERE versions > 1 RETURN count(*) AS n`,
-    );
-    const [sentences] = await runtime.services.db.run<{ n: number }>(
-      `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL
-       WITH a, s.text AS text, count(s) AS copies WHERE copies > 1 RETURN count(*) AS n`,
-    );
-    return { facts: facts!.n, sentences: sentences!.n };
-  }
-
-  /** What two runs must agree on to have given the same graph: events, nodes, versions with their validity, articles, the change sequence. */
-  async function fingerprint(): Promise<Record<string, unknown>> {
-    const db = runtime.services.db;
-    return {
-      events: await db.run(
-        `MATCH (e:ChangeEvent) OPTIONAL MATCH (e)-[:CONCERNS]->(x)
-         WITH e, coalesce(x.text, x.attribute + '=' + x.value) AS concern ORDER BY concern
-         WITH e, collect(concern) AS concerns
-         RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
-      ),
-      nodes: await db.run(`MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState RETURN labels(n) AS labels, count(*) AS n ORDER BY n, labels`),
-      current: await db.run(
-        `MATCH (a:Article)-[:HAS_SENTENCE]->(s:Sentence) WHERE s.validTo IS NULL RETURN a.id AS article, s.text AS text ORDER BY article, s.orderKey`,
-      ),
-      versions: await db.run(
-        `MATCH (a:Article)-[r:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v)
-         OPTIONAL MATCH (v)-[link:REVISED_AS|SUPERSEDED_BY]->(next)
-         RETURN v.id AS id, type(r) AS kind, toString(v.validFrom) AS validFrom, toString(v.validTo) AS validTo,
-                v.closedAt IS NOT NULL AS closed, v.searchText AS searchText, next.id AS next ORDER BY id, next`,
-      ),
-      articles: await db.run(
-        `MATCH (a:Article) RETURN a.id AS id, a.title AS title, toString(a.validFrom) AS validFrom, toString(a.validTo) AS validTo,
-                a.lastSnapshotId AS lastSnapshot ORDER BY id`,
-      ),
-      snapshots: await db.run(`MATCH (s:Snapshot) RETURN s.id AS id, s.status AS status, s.changeCount AS changes ORDER BY id`),
-      sequence: await db.run(`MATCH (c:ChangeSequence {name: 'changes'}) RETURN c.value AS value`),
-    };
-  }
+  const fingerprint = () => storeFingerprint(runtime.services.db);
 
   /** The change feed's promise: every sequence number from 1 up to the counter, once each. */
   async function assertGapFreeFeed(): Promise<void> {
@@ -135,7 +97,7 @@ describe('ingest safety', () => {
          night: fact(subject: "a", attribute: "Capital", asOf: "2024-03-01T21:00:00Z") { value } }`,
     );
     assert.deepEqual(data, { noon: { value: 'Paris' }, night: { value: 'Lyon' } });
-    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
   });
 
   it('runs ingests from two processes one at a time, in date order', async () => {
@@ -148,7 +110,7 @@ describe('ingest safety', () => {
     const [may, june] = outcomes;
     assert.equal(june.status, 'fulfilled');
     if (may.status === 'rejected') assert.ok(may.reason instanceof SnapshotOrderError, String(may.reason));
-    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
     const { data } = await execute(runtime, `{ snapshots { status } fact(subject: "art7", attribute: "Leader") { value } }`);
     assert.ok(data.snapshots.every((s: { status: string }) => s.status === 'COMPLETE'));
     assert.equal(data.fact.value, 'Beta 7');
@@ -280,7 +242,7 @@ describe('ingest safety', () => {
     await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
     const recovered = await fingerprint();
     await assertGapFreeFeed();
-    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
     await resetKnowledge(runtime);
     await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
     await runtime.services.ingest.ingest(february, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100 });
@@ -318,7 +280,7 @@ describe('ingest safety', () => {
     await runtime.services.ingest.ingest(january, { takenAt: day('2024-01-01'), source: 'test' });
     await runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' });
     assert.deepEqual(afterAbandon, await fingerprint());
-    assert.deepEqual(await currentDuplicates(), { facts: 0, sentences: 0 });
+    assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
   });
 
   it('finishes a rollback cut short before it writes anything else', async () => {

@@ -32,6 +32,8 @@ import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.graphdb.GraphDatabaseService;
+import org.neo4j.graphdb.event.DatabaseEventContext;
+import org.neo4j.graphdb.event.DatabaseEventListenerAdapter;
 import org.neo4j.kernel.internal.Version;
 
 /**
@@ -54,9 +56,19 @@ public final class Launcher {
     static final int EXIT_PORT_IN_USE = 3;
     static final int EXIT_STORE_LOCKED = 4;
     static final int EXIT_START_FAILED = 5;
+    static final int EXIT_SHUTDOWN_TIMED_OUT = 6;
+    static final int EXIT_DATABASE_PANIC = 7;
 
     private static final String STATE_FILE = "launcher.json";
     private static final Duration DATABASE_AVAILABLE_TIMEOUT = Duration.ofMinutes(5);
+    /**
+     * Neo4j's shutdown retries a failed page flush forever (a full disk), so a JVM whose parent
+     * is gone would never exit and would keep the store locked. Past this, it halts: recovery
+     * replays the transaction log at the next start. The Node side waits as long before SIGKILL.
+     */
+    static final Duration SHUTDOWN_DEADLINE = Duration.ofSeconds(30);
+    /** Below this much free space a checkpoint at shutdown is not attempted (see diskNearlyFull). */
+    static final long SHUTDOWN_MIN_FREE_BYTES = 64L * 1024L * 1024L;
 
     private Launcher() {}
 
@@ -157,8 +169,17 @@ public final class Launcher {
             if (!stopped.compareAndSet(false, true)) {
                 return;
             }
+            haltAfter(SHUTDOWN_DEADLINE);
             try {
                 deleteStateFileIfOurs(stateFile);
+                if (diskNearlyFull(options.dataDir())) {
+                    // A clean shutdown would flush pages the disk cannot take, hang, and be cut off half
+                    // done; stopping as a crash leaves what recovery is made for: the transaction log.
+                    System.err.println("chronoql-neo4j: the disk under " + options.dataDir()
+                            + " is full; stopping without a checkpoint, the next start recovers from the transaction log");
+                    System.err.flush();
+                    Runtime.getRuntime().halt(EXIT_SHUTDOWN_TIMED_OUT);
+                }
                 dbms.shutdown();
             } catch (Throwable t) {
                 System.err.println("chronoql-neo4j: error during shutdown: " + describe(t));
@@ -169,6 +190,7 @@ public final class Launcher {
         // SIGTERM, SIGINT and SIGHUP all run shutdown hooks, so a single hook covers them; a clean
         // shutdown flushes the store and avoids recovery on the next start.
         Runtime.getRuntime().addShutdownHook(new Thread(stop, "chronoql-neo4j-shutdown"));
+        exitOnPanic(dbms);
 
         GraphDatabaseService db = dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
         if (!db.isAvailable(DATABASE_AVAILABLE_TIMEOUT.toMillis())) {
@@ -353,6 +375,50 @@ public final class Launcher {
             Optional<Instant> now = handle.get().info().startInstant();
             return now.isEmpty() || now.get().equals(startedAt.get());
         }
+    }
+
+    /**
+     * A database that panicked (a transaction log append failed on a full disk) refuses every
+     * write until it is restarted, while the JVM looks healthy; exiting lets the Node side restart
+     * it, and the restart recovers from the transaction log once there is room.
+     */
+    private static void exitOnPanic(DatabaseManagementService dbms) {
+        dbms.registerDatabaseEventListener(new DatabaseEventListenerAdapter() {
+            @Override
+            public void databasePanic(DatabaseEventContext event) {
+                System.err.println("chronoql-neo4j: database '" + event.getDatabaseName()
+                        + "' hit a critical error (see logs/debug.log) and refuses writes until restarted; exiting to be restarted");
+                System.err.flush();
+                // Not on Neo4j's thread: exit runs the shutdown hook, which waits for Neo4j.
+                Thread exiter = new Thread(() -> System.exit(EXIT_DATABASE_PANIC), "chronoql-neo4j-panic-exit");
+                exiter.setDaemon(true);
+                exiter.start();
+            }
+        });
+    }
+
+    private static boolean diskNearlyFull(Path dataDir) {
+        try {
+            return Files.getFileStore(dataDir).getUsableSpace() < SHUTDOWN_MIN_FREE_BYTES;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void haltAfter(Duration deadline) {
+        Thread halter = new Thread(() -> {
+            try {
+                Thread.sleep(deadline.toMillis());
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.err.println("chronoql-neo4j: shutdown did not finish within " + deadline.toSeconds()
+                    + " s (a full disk?); halting, the next start recovers from the transaction log");
+            System.err.flush();
+            Runtime.getRuntime().halt(EXIT_SHUTDOWN_TIMED_OUT);
+        }, "chronoql-neo4j-shutdown-deadline");
+        halter.setDaemon(true);
+        halter.start();
     }
 
     private static void watchParent(ParentWatch parent) {
