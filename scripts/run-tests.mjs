@@ -2,8 +2,8 @@
 // Neo4j. With --unit only the unit tier runs, and no Neo4j is started; with --node-major N the
 // tests run under that Node release line (scripts/fetch-node.mjs) instead of this one. Otherwise both run: the
 // managed Neo4j in .chronoql-test is started (or CHRONOQL_TEST_NEO4J_URI is used), every test file
-// (or the files named) runs one at a time (they share the database and each test resets it), and
-// what was started is stopped.
+// (or the files named) runs one at a time (they share the database and each test resets it), except
+// the files in OWN_STORES, which run beside them, and what was started is stopped.
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -29,6 +29,10 @@ if (files.length === 0) {
   process.exit(1);
 }
 const needsNeo4j = files.some((file) => !file.split(/[\\/]/).includes('unit'));
+// Files whose tests run Neo4j stores of their own (and need none of the shared one) run beside the others, not after them.
+const OWN_STORES = [join('test', 'integration', 'disk-full.test.ts')];
+const beside = named.length === 0 && !unitOnly ? files.filter((file) => OWN_STORES.includes(file)) : [];
+const inTurn = files.filter((file) => !beside.includes(file));
 
 const external = process.env.CHRONOQL_TEST_NEO4J_URI;
 let neo4j;
@@ -41,24 +45,38 @@ if (!needsNeo4j) {
   neo4j = await startManagedNeo4j({ dataDir: join(root, '.chronoql-test'), heapMb: 1024, javaHome: process.env.JAVA_HOME, environment: process.env, log: (message) => process.stderr.write(`run-tests: ${message}\n`) });
 }
 
-// Unit files share no database, so two run at once; integration files share one Neo4j and run one at a time.
-const args = ['--import', 'tsx', '--test', `--test-concurrency=${needsNeo4j ? 1 : 2}`, '--test-reporter=spec', ...passed, ...files];
 const node = nodeMajor ? (await import('./fetch-node.mjs')).fetchNode(nodeMajor) : process.execPath;
-process.stderr.write(`run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}\n`);
-// The living benchmark drafts questions with the models after every ingest (seconds per snapshot): tests of other
-// features ingest without it, and test/integration/benchmark.test.ts turns it on for itself.
-const child = spawn(node, args, {
-  cwd: root,
-  stdio: 'inherit',
-  env: {
-    ...process.env,
-    NEO4J_URI: neo4j.uri,
-    NEO4J_USER: neo4j.user,
-    NEO4J_PASSWORD: neo4j.password,
-    CHRONOQL_DATA_DIR: join(root, '.chronoql-test'),
-    CHRONOQL_BENCHMARK: process.env.CHRONOQL_BENCHMARK ?? 'off',
-  },
-});
-const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+process.stderr.write(`run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}${beside.length ? ` (${beside.join(', ')} beside the others)` : ''}\n`);
+
+/** Runs `list` under node --test; its output goes to ours as it comes, or, when `held`, all at once at the end. */
+function runFiles(list, held) {
+  // Unit files share no database, so two run at once; integration files share one Neo4j and run one at a time.
+  const concurrency = list.some((file) => !file.split(/[\\/]/).includes('unit')) ? 1 : 2;
+  const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...passed, ...list];
+  // The living benchmark drafts questions with the models after every ingest (seconds per snapshot): tests of other
+  // features ingest without it, and test/integration/benchmark.test.ts turns it on for itself.
+  const child = spawn(node, args, {
+    cwd: root,
+    stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    env: {
+      ...process.env,
+      NEO4J_URI: neo4j.uri,
+      NEO4J_USER: neo4j.user,
+      NEO4J_PASSWORD: neo4j.password,
+      CHRONOQL_DATA_DIR: join(root, '.chronoql-test'),
+      CHRONOQL_BENCHMARK: process.env.CHRONOQL_BENCHMARK ?? 'off',
+    },
+  });
+  const output = [];
+  if (held) for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => output.push(chunk));
+  return new Promise((resolve) =>
+    child.on('exit', (exitCode, signal) => {
+      if (held) process.stdout.write(Buffer.concat(output));
+      resolve(exitCode ?? (signal ? 1 : 0));
+    }),
+  );
+}
+
+const codes = await Promise.all([runFiles(inTurn, false), ...(beside.length ? [runFiles(beside, true)] : [])]);
 await neo4j.stop();
-process.exit(code);
+process.exit(codes.find((code) => code !== 0) ?? 0);

@@ -146,7 +146,8 @@ describe('a full disk under the data directory', { skip: mounted ?? false }, () 
       assert.equal(retried.code, 0, retried.output);
 
       const db = Database.connect(boltUri(dataDir), 'neo4j', '');
-      const reference = await openTestRuntime();
+      // The uninterrupted run goes to a store of its own, so this file shares nothing with the others (run-tests runs it beside them).
+      const reference = await openTestRuntime({ env: { NEO4J_URI: '', CHRONOQL_DATA_DIR: join(scratch, 'reference'), CHRONOQL_MODELS_DIR: join(testDataDir, 'models') } });
       try {
         assert.ok(await changeFeedIsGapFree(db), 'the change feed is gap-free');
         assert.deepEqual(await currentDuplicates(db), { facts: 0, sentences: 0 });

@@ -113,9 +113,10 @@ describe('subscribers: slow readers and server restarts', () => {
       await new Promise((resolve) => socket.once('message', resolve));
       socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { changes { seq articleId article { text } } }' } }));
       await new Promise((resolve) => setTimeout(resolve, 200));
-      // Stop reading: the kernel buffers fill with ~8 MB of article texts and the server's sends stall.
+      // Stop reading: about 24 MB of article texts overflow the loopback's kernel buffers (they grew to take
+      // all of 8 MB in one run), so the server's sends stall.
       (socket as unknown as { _socket: { pause(): void } })._socket.pause();
-      await runtime.services.ingest.ingest(articles(2_000, 2, 'x'.repeat(2000)), { takenAt: day('2024-02-01'), source: 'test', batchSize: 250 });
+      await runtime.services.ingest.ingest(articles(2_000, 2, 'x'.repeat(6000)), { takenAt: day('2024-02-01'), source: 'test', batchSize: 250 });
       (socket as unknown as { _socket: { resume(): void } })._socket.resume();
       const { code, reason } = await closed;
       assert.equal(code, SLOW_SUBSCRIBER_CLOSE_CODE);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { countNodes } from '../../src/graph/maintenance.js';
-import { InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
+import { IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
 import { readSnapshotFile } from '../../src/ingest/snapshotReader.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { article, day, execute, openTestRuntime, resetKnowledge } from '../support/runtime.js';
@@ -156,7 +156,8 @@ describe('temporal knowledge graph', () => {
 
   it('resumes an interrupted snapshot without writing twice', async () => {
     await runtime.services.ingest.ingest([FRANCE_2024_07, EVEREST], { takenAt: day('2024-07-01'), source: 'test' });
-    // Simulate a run that committed the first batch (France) and then died.
+    // Simulate a run that committed the first batch (France) and then lost contact (a failure of any
+    // other kind would roll the snapshot back instead: ingest-safety.test.ts).
     let batches = 0;
     const failing = runtime.services.ingest.ingest([FRANCE_2024_10, EVEREST], {
       takenAt: day('2024-10-01'),
@@ -164,10 +165,10 @@ describe('temporal knowledge graph', () => {
       batchSize: 1,
       onProgress: () => {
         batches += 1;
-        if (batches === 1) throw new Error('interrupted');
+        if (batches === 1) throw new IngestLeaseLostError('2024-10-01');
       },
     });
-    await assert.rejects(failing, /interrupted/);
+    await assert.rejects(failing, IngestLeaseLostError);
     await assert.rejects(
       runtime.services.ingest.ingest([EVEREST], { takenAt: day('2024-11-01'), source: 'test' }),
       (error: unknown) => error instanceof SnapshotOrderError && /interrupted/.test(error.message),

@@ -41,7 +41,7 @@ export async function storeFingerprint(db: CypherRunner): Promise<Record<string,
     ),
     // Whether a unit is still PendingEmbedding depends on whether an embedding worker ran, not on the ingest.
     nodes: await db.run(
-      `MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState
+      `MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState AND NOT n:RateUsage
        RETURN [label IN labels(n) WHERE label <> 'PendingEmbedding'] AS labels, count(*) AS n ORDER BY n, labels`,
     ),
     current: await db.run(
