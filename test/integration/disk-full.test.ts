@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { Database } from '../../src/graph/database.js';
 import { startManagedNeo4j } from '../../src/neo4jProcess/managedNeo4j.js';
 import { projectRoot } from '../../src/platform/paths.js';
-import { article, day, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
+import { article, day, isAlive, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
 import { changeFeedIsGapFree, currentDuplicates, storeFingerprint } from '../support/storeChecks.js';
 
 const mountPoint = mkdtempSync(join(tmpdir(), 'chronoql-full-'));
@@ -44,15 +44,6 @@ function fillDisk(): void {
 }
 
 const freeDisk = (): void => rmSync(join(mountPoint, 'filler'), { force: true });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 250))) {

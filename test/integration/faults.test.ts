@@ -12,17 +12,8 @@ import { neo4jProblem } from '../../src/api/errorReporting.js';
 import { loadConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { openRuntime, type Runtime } from '../../src/app/runtime.js';
-import { article, day, postGraphql, runChronoql, testDataDir } from '../support/runtime.js';
+import { article, day, isAlive, postGraphql, runChronoql, testDataDir } from '../support/runtime.js';
 import { changeFeedIsGapFree, currentDuplicates } from '../support/storeChecks.js';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Polls a GraphQL server until a read succeeds (Neo4j is back); returns how long that took. */
 async function untilAnswered(url: string): Promise<number> {

@@ -86,3 +86,13 @@ export async function postGraphql(url: string, query: string, options: { token?:
   });
   return { status: response.status, headers: response.headers, body: (await response.json()) as GraphqlResponse['body'] };
 }
+
+/** Whether a process with this pid still runs (signal 0 only checks). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
