@@ -33,7 +33,10 @@ export const QUERY_LIMITS: Readonly<QueryLimits> = {
   /** Fields one response may resolve, and characters of text it may carry, before it is cut off. */
   maxResponseFields: 200_000,
   maxResponseTextChars: 16_000_000,
-  /** How long one request's Cypher may wait in all, after which it waits no more for a database session. */
+  /**
+   * One request's wall time: past it, the request waits no more for a database session and
+   * resolves no more fields (it is cut off with QUERY_TIMEOUT).
+   */
   requestBudgetMs: 60_000,
   /** Request bodies above this are refused with 413 (a query plus its variables, not a snapshot). */
   maxBodyBytes: 1_048_576,
@@ -185,43 +188,56 @@ async function consume(limiter: RateLimiterMemory, caller: string, points: numbe
   }
 }
 
-const RESPONSE_TOO_LARGE = 'RESPONSE_TOO_LARGE';
-
 /**
- * Cuts off a response that grows past the limits' fields or characters of text while it runs,
- * so a query the cost estimate let through still cannot take the server's memory (a response
- * past V8's longest string failed as HTTP 500 "Invalid string length"). The cut-off response
- * carries no data and one error, whatever number of fields were refused.
+ * Cuts off a request that outgrows its budget while it runs: past the limits' fields or
+ * characters of text (RESPONSE_TOO_LARGE), or past its wall time (QUERY_TIMEOUT). A query the
+ * cost estimate let through still cannot take the server's memory (a response past V8's longest
+ * string failed as HTTP 500 "Invalid string length") nor run on for minutes. The cut-off
+ * response carries no data and one error, whatever number of fields were refused.
  */
-export function responseBudgetPlugin<TContext extends BaseContext>(limits: Pick<QueryLimits, 'maxResponseFields' | 'maxResponseTextChars'>): ApolloServerPlugin<TContext> {
+export function responseBudgetPlugin<TContext extends BaseContext>(
+  limits: Pick<QueryLimits, 'maxResponseFields' | 'maxResponseTextChars' | 'requestBudgetMs'>,
+): ApolloServerPlugin<TContext> {
   return {
     requestDidStart: async () => {
+      const deadline = Date.now() + limits.requestBudgetMs;
       let fields = 0;
       let textChars = 0;
-      let overBy: string | null = null;
+      let cutOff: GraphQLError | null = null;
       return {
         executionDidStart: async () => ({
-          willResolveField: () => {
+          willResolveField: ({ info }) => {
             fields += 1;
-            if (fields > limits.maxResponseFields) overBy ??= `${limits.maxResponseFields} fields`;
-            if (overBy) throw responseTooLarge(overBy);
+            if (fields > limits.maxResponseFields) cutOff ??= responseTooLarge(`${limits.maxResponseFields} fields`);
+            // A root field's own database work is bounded by the same deadline through its
+            // sessions (and shed as OVERLOADED); the fields below it are what a query piles up.
+            if (info.path.prev !== undefined && Date.now() > deadline) cutOff ??= timedOut(limits.requestBudgetMs);
+            if (cutOff) throw cutOff;
             return (_error, result) => {
               if (typeof result === 'string') textChars += result.length;
-              if (textChars > limits.maxResponseTextChars) overBy ??= `${limits.maxResponseTextChars} characters of text`;
+              if (textChars > limits.maxResponseTextChars) cutOff ??= responseTooLarge(`${limits.maxResponseTextChars} characters of text`);
             };
           },
         }),
         willSendResponse: async ({ response }) => {
-          if (!overBy || response.body.kind !== 'single') return;
+          if (!cutOff || response.body.kind !== 'single') return;
           response.body.singleResult.data = null;
-          response.body.singleResult.errors = [responseTooLarge(overBy).toJSON()];
-          response.http.status = 400;
+          response.body.singleResult.errors = [cutOff.toJSON()];
+          response.http.status = cutOff.extensions.code === RESPONSE_TOO_LARGE ? 400 : 504;
         },
       };
     },
   };
 }
 
+const RESPONSE_TOO_LARGE = 'RESPONSE_TOO_LARGE';
+
 function responseTooLarge(overBy: string): GraphQLError {
   return new GraphQLError(`the response would hold more than ${overBy}; ask for fewer items or fields`, { extensions: { code: RESPONSE_TOO_LARGE } });
+}
+
+function timedOut(budgetMs: number): GraphQLError {
+  return new GraphQLError(`the request ran past its ${budgetMs / 1000} s of wall time and was cut off; ask for fewer items or fields`, {
+    extensions: { code: 'QUERY_TIMEOUT' },
+  });
 }

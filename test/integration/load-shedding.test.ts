@@ -69,6 +69,18 @@ describe('load shedding: query cost, response size, session shares', () => {
     assert.equal(within.body.data?.article.sentences.length, SENTENCES);
   });
 
+  it('cuts off a request that runs past its wall time (QUERY_TIMEOUT, 504), with no data', async () => {
+    // 1 ms cannot cover the two Bolt round trips (article, then its sentences) before the sentences' fields resolve.
+    const server = await serve({ limits: { requestBudgetMs: 1 } });
+    const cut = await postGraphql(server.url, '{ article(id: "France") { sentences { text article { title } } } }');
+    assert.equal(cut.status, 504);
+    assert.equal(cut.body.data, null);
+    assert.equal(cut.body.errors?.length, 1);
+    assert.equal(cut.body.errors?.[0]?.extensions.code, 'QUERY_TIMEOUT');
+    const roomy = await serve();
+    assert.equal((await postGraphql(roomy.url, '{ article(id: "France") { sentences { text } } }')).body.data?.article.sentences.length, SENTENCES);
+  });
+
   it('refuses 20 aliases × 256 searches (they took the whole pool) while another caller’s fact lookups all succeed', async () => {
     const server = await serve();
     const queries = Array.from({ length: 256 }, () => LONG_QUERY);
