@@ -52,16 +52,18 @@ async function ingestFile(runtime: Runtime, file: string, options: { takenAt: Da
 }
 
 /**
- * Waits until every new passage and sentence version has its vector (embedded by this
- * process's worker, or by a running server that holds the embedding lease), so that what was
- * ingested is searchable when the command returns. Interrupted, it resumes on the next run.
+ * Waits until every passage and sentence version has its vector (with `takenAt`, only those of
+ * the snapshot taken then: an older backlog, another ingest's, is embedded after them and not
+ * waited for), embedded by this process's worker or by a running server that holds the
+ * embedding lease, so that what was ingested is searchable when the command returns.
+ * Interrupted, it resumes on the next run.
  */
-async function embedNewUnits(runtime: Runtime): Promise<void> {
+async function embedNewUnits(runtime: Runtime, takenAt: Date | null = null): Promise<void> {
   const started = performance.now();
-  const { embedded } = await withProgress('passages and sentences embedded', (update) => runtime.services.retrieval.catchUp(update));
+  const { waitedFor } = await withProgress('passages and sentences embedded', (update) => runtime.services.retrieval.catchUp(update, takenAt));
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(
-    `searchable after ${seconds.toFixed(1)} s (${embedded} passages and sentences embedded by this process with ${runtime.services.retrieval.embedderId}; any others by a running server)\n`,
+    `searchable after ${seconds.toFixed(1)} s (${waitedFor} passages and sentences${takenAt ? ' of this snapshot' : ''} embedded with ${runtime.services.retrieval.embedderId}, by this process or a running server)\n`,
   );
 }
 
@@ -112,7 +114,7 @@ program
     await withRuntime(async (runtime) => {
       const report = await ingestFile(runtime, file, { takenAt, source: options.source, complete: options.complete });
       process.stdout.write(summary(report) + '\n');
-      await embedNewUnits(runtime);
+      await embedNewUnits(runtime, takenAt);
     });
   });
 
@@ -147,7 +149,7 @@ program
 program
   .command('reembed')
   .description('Switch the store to the configured embedder (CHRONOQL_EMBEDDER) and re-embed every passage and sentence with it.')
-  .action(() => withRuntime(embedNewUnits, { replaceStoreEmbedder: true }));
+  .action(() => withRuntime((runtime) => embedNewUnits(runtime), { replaceStoreEmbedder: true }));
 
 program
   .command('migrate')

@@ -137,14 +137,22 @@ export class RetrievalRepository {
     return rows[0]?.marked ?? 0;
   }
 
+  /**
+   * The newest snapshot's units first, so that a small ingest becomes searchable without waiting
+   * behind an older one's backlog (a 30 MB article once kept an unrelated ingest waiting 16 min).
+   */
   async pendingEmbeddings(label: UnitLabel, limit: number): Promise<UnitText[]> {
-    return this.db.run<UnitText>(`MATCH (u:${label}:PendingEmbedding) RETURN u.id AS id, u.text AS text LIMIT $limit`, {
+    return this.db.run<UnitText>(`MATCH (u:${label}:PendingEmbedding) RETURN u.id AS id, u.text AS text ORDER BY u.validFrom DESC LIMIT $limit`, {
       limit: int(limit),
     });
   }
 
-  async countPendingEmbeddings(label: UnitLabel): Promise<number> {
-    const rows = await this.db.run<{ total: number }>(`MATCH (u:${label}:PendingEmbedding) RETURN count(u) AS total`);
+  /** Units waiting for a vector; with `validFrom`, only those of snapshots taken then or later. */
+  async countPendingEmbeddings(label: UnitLabel, validFrom: Date | null = null): Promise<number> {
+    const rows = await this.db.run<{ total: number }>(
+      `MATCH (u:${label}:PendingEmbedding) WHERE $validFrom IS NULL OR u.validFrom >= $validFrom RETURN count(u) AS total`,
+      { validFrom: validFrom && toNeo4jDateTime(validFrom) },
+    );
     return rows[0]?.total ?? 0;
   }
 

@@ -32,6 +32,12 @@ export async function claimStoreEmbedder(repository: RetrievalRepository, embedd
   if (stored !== embedderId) throw new EmbedderMismatchError(stored, embedderId);
 }
 
+/** Units of every label waiting for a vector; with `validFrom`, only those of snapshots taken then or later. */
+export async function countPendingUnits(repository: RetrievalRepository, validFrom: Date | null = null): Promise<number> {
+  const counts = await Promise.all(UNIT_LABELS.map((label) => repository.countPendingEmbeddings(label, validFrom)));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
 export interface EmbeddingProgress {
   /** Units this job embedded in the current pass. */
   embedded: number;
@@ -69,10 +75,14 @@ export class EmbeddingJob {
     if ((await this.countPending()) === 0) return { embedded, leased: true };
     if (!(await this.leases.acquire('embedding', this.owner, LEASE_SECONDS))) return { embedded, leased: false };
     try {
-      for (const label of UNIT_LABELS) {
-        while (!shouldStop()) {
+      // A batch of each label in turn, each newest first: a snapshot ingested during the pass has
+      // its passages and sentences embedded before an older backlog of either.
+      for (let found = true; found && !shouldStop(); ) {
+        found = false;
+        for (const label of UNIT_LABELS) {
           const batch = await this.repository.pendingEmbeddings(label, BATCH);
-          if (batch.length === 0) break;
+          if (batch.length === 0) continue;
+          found = true;
           const vectors = await this.embedder.embed(batch.map((unit) => unit.text), 'passage');
           const d = this.embedder.dimension;
           const firstRowId = await this.repository.reserveRows(label, batch.length);
@@ -95,7 +105,7 @@ export class EmbeddingJob {
   }
 
   countPending(): Promise<number> {
-    return Promise.all(UNIT_LABELS.map((label) => this.repository.countPendingEmbeddings(label))).then((counts) => counts.reduce((a, b) => a + b, 0));
+    return countPendingUnits(this.repository);
   }
 
   /**

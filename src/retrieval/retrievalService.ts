@@ -1,11 +1,12 @@
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Database } from '../graph/database.js';
 import { RetrievalRepository, type UnitRecord } from '../graph/retrievalRepository.js';
 import type { Logger } from '../platform/logger.js';
-import { BackgroundEmbedding, type EmbeddingStatus, type Neo4jConnectionSettings } from './backgroundEmbedding.js';
+import { BackgroundEmbedding, type EmbeddingPass, type EmbeddingStatus, type Neo4jConnectionSettings } from './backgroundEmbedding.js';
 import { createEmbedder, type Embedder, type EmbedderConfig } from '../embedding/index.js';
 import { NativeDenseRetriever, type ReRetrievalRequest } from './denseRetriever.js';
-import { claimStoreEmbedder, EmbedderMismatchError } from './embeddingJob.js';
+import { claimStoreEmbedder, countPendingUnits, EmbedderMismatchError } from './embeddingJob.js';
 import { DEFAULT_FUSION, HybridRetriever, type FusionSettings } from './fusion.js';
 import { LexicalRetriever } from './lexicalRetriever.js';
 import { Neo4jVectorRetriever } from './neo4jVectorRetriever.js';
@@ -44,6 +45,8 @@ export interface RetrievalServiceOptions {
 
 /** While refreshing, a changed native index is saved at most this often (and always on close). */
 const SAVE_INTERVAL_MS = 60_000;
+/** How often a catch-up looks at what is still waiting for a vector. */
+const POLL_MS = 500;
 
 /**
  * The retrieval layer: keeps every passage and sentence version embedded (in Neo4j, by a
@@ -127,35 +130,40 @@ export class RetrievalService {
   }
 
   /**
-   * Waits until every unit version in the store has its vector, embedding in the background
-   * worker (or, while another process holds the embedding lease, watching it do the work), then
-   * brings the native indexes up to date: everything ingested before the call is searchable after it.
+   * Waits until every unit version in the store has its vector (with `validFrom`, every unit of
+   * the snapshots taken then or later: an ingest waits for its own units only, which the worker
+   * embeds newest first), embedding in the background worker or, while another process holds the
+   * embedding lease, watching it do the work; then brings the native indexes up to date: what
+   * was waited for is searchable after the call. `waitedFor` counts the units that were waiting;
+   * `embedded`, those this process embedded meanwhile (a scoped wait may miss its last batch).
    */
-  async catchUp(onProgress?: (done: number, total: number) => void): Promise<RefreshReport & { embedded: number }> {
+  async catchUp(onProgress?: (done: number, total: number) => void, validFrom: Date | null = null): Promise<RefreshReport & { embedded: number; waitedFor: number }> {
     const background = this.startEmbedding();
+    const embeddedBefore = background.status().embeddedTotal;
+    // A pass this wait stops watching (it failed, or only this snapshot's units were waited for) must not reject unobserved.
+    const nextPass = (afterMs: number): Promise<EmbeddingPass> => {
+      const next = afterMs > 0 ? delay(afterMs).then(() => background.pass()) : background.pass();
+      next.catch(() => undefined);
+      return next;
+    };
     let total = 0;
-    const report = (): void => {
-      const { pending } = background.status();
+    let pass = nextPass(0);
+    for (;;) {
+      const pending = await countPendingUnits(this.repository, validFrom);
       total = Math.max(total, pending);
       onProgress?.(total - pending, total);
-    };
-    const ticker = onProgress ? setInterval(report, 500) : undefined;
-    const embeddedBefore = background.status().embeddedTotal;
-    try {
-      for (;;) {
-        const pass = await background.pass();
-        if (pass.pending === 0) break;
-        // Another process holds the lease and is embedding: look again shortly.
-        if (!pass.leased) await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      report();
-    } finally {
-      clearInterval(ticker);
+      if (pending === 0) break;
+      const finished = await Promise.race([pass, delay(POLL_MS).then(() => null)]);
+      // Another process holds the lease and is embedding: look again shortly.
+      if (finished) pass = nextPass(finished.leased ? 0 : POLL_MS);
     }
+    // With nothing left the pass ends at once (and its last batch is counted); a scoped wait leaves
+    // it to go on with older units.
+    if (validFrom === null) await pass;
     const embedded = background.status().embeddedTotal - embeddedBefore;
     // A sync already running may have read Neo4j before the last vectors were stored: after it, sync again.
     await this.refreshing?.catch(() => undefined);
-    return { embedded, ...(await this.refresh()) };
+    return { embedded, waitedFor: total, ...(await this.refresh()) };
   }
 
   /** Brings the native indexes up to date with the vectors stored in Neo4j; concurrent calls share one run. */

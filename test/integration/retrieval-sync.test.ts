@@ -184,6 +184,44 @@ describe('a search whose best candidates are all closed versions', () => {
   });
 });
 
+describe('an ingest behind another one’s embedding backlog', () => {
+  let runtime: Runtime;
+  const backlog = Array.from({ length: 60 }, (_, i) => `Lock ${i + 1}`);
+  const lockText = (id: string) =>
+    Array.from({ length: 8 }, (_, s) => `${id} on the old canal raised barge number ${s + 1} by two metres before noon.`).join(' ');
+
+  before(async () => {
+    runtime = await openTestRuntime();
+    await resetKnowledge(runtime);
+    // Nothing embeds yet: the worker starts with the first catch-up.
+    await runtime.services.ingest.ingest(backlog.map((id) => article(id, lockText(id))), { takenAt: at('2024-06-01T00:00:00Z'), source: 'test' });
+    await runtime.services.ingest.ingest([article('Lighthouse keeper', 'The lighthouse keeper rows out to the island every Sunday.')], {
+      takenAt: at('2024-06-02T00:00:00Z'),
+      source: 'test',
+    });
+  });
+  after(async () => {
+    await runtime.close();
+  });
+
+  it('waits only for its own snapshot: the worker embeds the newest units first and the older backlog after', async () => {
+    const { RetrievalRepository } = await import('../../src/graph/retrievalRepository.js');
+    const repository = new RetrievalRepository(runtime.services.db);
+    for (const label of ['Passage', 'Sentence'] as const) {
+      const [first] = await repository.pendingEmbeddings(label, 1);
+      assert.match(first!.text, /lighthouse keeper/, `${label}: the newest snapshot's unit comes first`);
+    }
+    const { waitedFor } = await runtime.services.retrieval.catchUp(undefined, at('2024-06-02T00:00:00Z'));
+    const backlogLeft = (await repository.countPendingEmbeddings('Sentence')) + (await repository.countPendingEmbeddings('Passage'));
+    assert.ok(waitedFor >= 1 && waitedFor <= 2, `the keeper's passage and sentence: ${waitedFor}`);
+    assert.ok(backlogLeft > 100, `the scoped wait returned before the older backlog was embedded (${backlogLeft} of 540 left)`);
+    const hits = await runtime.services.retrieval.search('who rows out to the island', { asOf: at('2024-06-03T00:00:00Z'), k: 1, mode: SearchMode.DENSE, unit: SearchUnit.SENTENCE });
+    assert.equal(hits[0]?.articleId, 'Lighthouse keeper', 'searchable when the wait returns');
+    await runtime.services.retrieval.catchUp();
+    assert.equal((await repository.countPendingEmbeddings('Sentence')) + (await repository.countPendingEmbeddings('Passage')), 0);
+  });
+});
+
 describe('a server beside a CLI ingest in another process', () => {
   let runtime: Runtime;
   let server: RunningServer;

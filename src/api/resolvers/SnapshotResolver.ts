@@ -39,7 +39,7 @@ export class SnapshotResolver {
     const datedAheadAllowed = principal?.role === Role.ADMIN;
     const report = await services.ingest.ingest(checked, { takenAt, source, complete, datedAheadAllowed, leaseWaitMs: INGEST_LEASE_WAIT_MS });
     // Searchable as soon as the mutation returns, not at the next background refresh.
-    await services.retrieval.catchUp();
+    await services.retrieval.catchUp(undefined, takenAt);
     return report;
   }
 }
