@@ -1,4 +1,7 @@
 import type { CypherRunner } from '../../src/graph/database.js';
+import type { ArticleInput } from '../../src/ingest/snapshotReader.js';
+import { join } from 'node:path';
+import { openTestRuntime, resetKnowledge, testDataDir } from './runtime.js';
 
 /**
  * What every fault test checks afterwards, on any store: the change feed has no gap or repeat,
@@ -60,4 +63,24 @@ export async function storeFingerprint(db: CypherRunner): Promise<Record<string,
     snapshots: await db.run(`MATCH (s:Snapshot) RETURN s.id AS id, s.status AS status, s.changeCount AS changes ORDER BY id`),
     sequence: await db.run(`MATCH (c:ChangeSequence {name: 'changes'}) RETURN c.value AS value`),
   };
+}
+
+/**
+ * The fingerprint of a store that took `snapshots` with nothing going wrong: what a fault test's
+ * store must equal after its retries. On the test store, unless `env` names another (see referenceStore).
+ */
+export async function uninterruptedFingerprint(snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>, env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const reference = await openTestRuntime({ env });
+  try {
+    await resetKnowledge(reference);
+    for (const { articles, takenAt } of snapshots) await reference.services.ingest.ingest(articles, { takenAt, source: 'test' });
+    return await storeFingerprint(reference.services.db);
+  } finally {
+    await reference.close();
+  }
+}
+
+/** A managed store of its own under `dataDir`, for a file that runs beside the others and must not touch the test store. */
+export function referenceStore(dataDir: string): Record<string, string> {
+  return { NEO4J_URI: '', CHRONOQL_DATA_DIR: join(dataDir, 'reference'), CHRONOQL_MODELS_DIR: join(testDataDir, 'models'), CHRONOQL_NEO4J_HEAP_MB: '512' };
 }
