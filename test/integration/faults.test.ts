@@ -47,6 +47,32 @@ function capture(): { log: ReturnType<typeof createLogger>; lines: string[] } {
   return { log: createLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) })), lines };
 }
 
+/**
+ * A runtime and a server on a managed Neo4j of their own, in a fresh data directory, started
+ * before a describe block's tests and stopped after them (read the fields inside the tests).
+ */
+function serverOnOwnStore(prefix: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  const { log, lines } = capture();
+  const env = {
+    CHRONOQL_DATA_DIR: dataDir,
+    CHRONOQL_MODELS_DIR: join(testDataDir, 'models'),
+    CHRONOQL_NEO4J_HEAP_MB: '512',
+    CHRONOQL_LABEL_ENCODER: process.env.CHRONOQL_LABEL_ENCODER ?? '',
+  };
+  const store = { dataDir, env, lines, runtime: undefined as unknown as Runtime, server: undefined as unknown as RunningServer };
+  before(async () => {
+    store.runtime = await openRuntime(loadConfig(env), log, { changeFeed: true });
+    store.server = await startServer(store.runtime, { ...loadConfig(env), port: 0, host: '127.0.0.1', log });
+  });
+  after(async () => {
+    await store.server?.close();
+    await store.runtime?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return store;
+}
+
 describe('Neo4j faults', () => {
   it('retries a Neo4j that does not answer at start with backoff, then fails with a clear error', async () => {
     const { log, lines } = capture();
@@ -125,30 +151,12 @@ describe('Neo4j faults', () => {
   });
 
   describe('the managed Neo4j killed while serving and ingesting', () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'chronoql-faults-'));
-    const { log, lines } = capture();
-    let runtime: Runtime;
-    let server: RunningServer;
-    const neo4jPid = (): number => (JSON.parse(readFileSync(join(dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { pid: number }).pid;
-    const query = (source: string) => postGraphql(server.url, source);
-
-    before(async () => {
-      const env = {
-        CHRONOQL_DATA_DIR: dataDir,
-        CHRONOQL_MODELS_DIR: join(testDataDir, 'models'),
-        CHRONOQL_NEO4J_HEAP_MB: '512',
-        CHRONOQL_LABEL_ENCODER: process.env.CHRONOQL_LABEL_ENCODER ?? '',
-      };
-      runtime = await openRuntime(loadConfig(env), log, { changeFeed: true });
-      server = await startServer(runtime, { ...loadConfig(env), port: 0, host: '127.0.0.1', log });
-    });
-    after(async () => {
-      await server?.close();
-      await runtime?.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const store = serverOnOwnStore('chronoql-faults-');
+    const neo4jPid = (): number => (JSON.parse(readFileSync(join(store.dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { pid: number }).pid;
+    const query = (source: string) => postGraphql(store.server.url, source);
 
     it('fails fast during the outage, restarts Neo4j by itself, and a re-run completes the interrupted ingest', { timeout: 240_000 }, async (t) => {
+      const { runtime, server, lines, dataDir } = store;
       const first = Array.from({ length: 400 }, (_, i) => article(`a${i}`, `Article ${i} says one thing.`, { Value: String(i) }));
       await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
 
@@ -206,28 +214,10 @@ describe('Neo4j faults', () => {
   });
 
   describe('a CLI ingest started while the server restarts its Neo4j (issue 21, case 6)', () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'chronoql-race-'));
-    const { log, lines } = capture();
-    const env = {
-      CHRONOQL_DATA_DIR: dataDir,
-      CHRONOQL_MODELS_DIR: join(testDataDir, 'models'),
-      CHRONOQL_NEO4J_HEAP_MB: '512',
-      CHRONOQL_LABEL_ENCODER: process.env.CHRONOQL_LABEL_ENCODER ?? '',
-    };
-    let runtime: Runtime;
-    let server: RunningServer;
-
-    before(async () => {
-      runtime = await openRuntime(loadConfig(env), log, { changeFeed: true });
-      server = await startServer(runtime, { ...loadConfig(env), port: 0, host: '127.0.0.1', log });
-    });
-    after(async () => {
-      await server?.close();
-      await runtime?.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const store = serverOnOwnStore('chronoql-race-');
 
     it('runs one Neo4j for the data directory, used by both, and the server answers again within a minute', { timeout: 300_000 }, async (t) => {
+      const { runtime, server, lines, dataDir, env } = store;
       const first = Array.from({ length: 40 }, (_, i) => article(`r${i}`, `Article ${i} says one thing.`, { Value: String(i) }));
       await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
       const second = first.map((a, i) => article(a.id, `Article ${i} says another thing.`, { Value: String(i + 1) }));
