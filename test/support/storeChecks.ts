@@ -1,4 +1,5 @@
 import type { CypherRunner } from '../../src/graph/database.js';
+import type { Runtime } from '../../src/app/runtime.js';
 import type { ArticleInput } from '../../src/ingest/snapshotReader.js';
 import { join } from 'node:path';
 import { openTestRuntime, resetKnowledge, testDataDir } from './runtime.js';
@@ -66,15 +67,20 @@ export async function storeFingerprint(db: CypherRunner): Promise<Record<string,
 }
 
 /**
- * The fingerprint of a store that took `snapshots` with nothing going wrong: what a fault test's
- * store must equal after its retries. On the test store, unless `env` names another (see referenceStore).
+ * Empties `runtime`'s store and ingests `snapshots` into it with nothing going wrong: the
+ * fingerprint a fault test's store must have had after its retries.
  */
-export async function uninterruptedFingerprint(snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>, env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+export async function fingerprintOfCleanRun(runtime: Runtime, snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>): Promise<Record<string, unknown>> {
+  await resetKnowledge(runtime);
+  for (const { articles, takenAt } of snapshots) await runtime.services.ingest.ingest(articles, { takenAt, source: 'test' });
+  return storeFingerprint(runtime.services.db);
+}
+
+/** The same on a runtime of its own, opened with `env` (see referenceStore) and closed after. */
+export async function uninterruptedFingerprint(snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>, env: Record<string, string>): Promise<Record<string, unknown>> {
   const reference = await openTestRuntime({ env });
   try {
-    await resetKnowledge(reference);
-    for (const { articles, takenAt } of snapshots) await reference.services.ingest.ingest(articles, { takenAt, source: 'test' });
-    return await storeFingerprint(reference.services.db);
+    return await fingerprintOfCleanRun(reference, snapshots);
   } finally {
     await reference.close();
   }
