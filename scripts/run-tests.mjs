@@ -3,7 +3,7 @@
 // tests run under that Node release line (scripts/fetch-node.mjs) instead of this one. Otherwise both run: the
 // managed Neo4j in .chronoql-test is started (or CHRONOQL_TEST_NEO4J_URI is used), every test file
 // (or the files named) runs one at a time (they share the database and each test resets it), except
-// the files in OWN_STORES, which run beside them (in turn among themselves), and what was started is stopped.
+// the files in BESIDE_THE_SHARED_STORE, which run beside them (in turn among themselves), and what was started is stopped.
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -29,9 +29,10 @@ if (files.length === 0) {
   process.exit(1);
 }
 const needsNeo4j = files.some((file) => !file.split(/[\\/]/).includes('unit'));
-// Files whose tests run Neo4j stores of their own (and write nothing to the shared one) run beside the others, one after another.
-const OWN_STORES = [join('test', 'integration', 'disk-full.test.ts'), join('test', 'integration', 'faults.test.ts')];
-const beside = named.length === 0 && !unitOnly ? files.filter((file) => OWN_STORES.includes(file)) : [];
+// Files that write nothing to the shared store (they run Neo4j stores of their own, or none) run
+// beside the others, one after another: the two streams keep both cores busy.
+const BESIDE_THE_SHARED_STORE = ['disk-full', 'faults', 'squad-text-fuzz'].map((name) => join('test', 'integration', `${name}.test.ts`));
+const beside = named.length === 0 && !unitOnly ? files.filter((file) => BESIDE_THE_SHARED_STORE.includes(file)) : [];
 const inTurn = files.filter((file) => !beside.includes(file));
 
 const external = process.env.CHRONOQL_TEST_NEO4J_URI;
