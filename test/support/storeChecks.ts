@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { CypherRunner } from '../../src/graph/database.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import type { ArticleInput } from '../../src/ingest/snapshotReader.js';
@@ -76,8 +77,12 @@ export async function fingerprintOfCleanRun(runtime: Runtime, snapshots: Readonl
   return storeFingerprint(runtime.services.db);
 }
 
-/** The same on a runtime of its own, opened with `env` (see referenceStore) and closed after. */
-export async function uninterruptedFingerprint(snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>, env: Record<string, string>): Promise<Record<string, unknown>> {
+/**
+ * The same on a managed store of its own under `dataDir`, opened and closed here: for a file that
+ * runs beside the others and must not touch the test store.
+ */
+export async function uninterruptedFingerprint(snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>, dataDir: string): Promise<Record<string, unknown>> {
+  const env = { NEO4J_URI: '', CHRONOQL_DATA_DIR: join(dataDir, 'reference'), CHRONOQL_MODELS_DIR: join(testDataDir, 'models'), CHRONOQL_NEO4J_HEAP_MB: '512' };
   const reference = await openTestRuntime({ env });
   try {
     return await fingerprintOfCleanRun(reference, snapshots);
@@ -86,7 +91,14 @@ export async function uninterruptedFingerprint(snapshots: ReadonlyArray<{ articl
   }
 }
 
-/** A managed store of its own under `dataDir`, for a file that runs beside the others and must not touch the test store. */
-export function referenceStore(dataDir: string): Record<string, string> {
-  return { NEO4J_URI: '', CHRONOQL_DATA_DIR: join(dataDir, 'reference'), CHRONOQL_MODELS_DIR: join(testDataDir, 'models'), CHRONOQL_NEO4J_HEAP_MB: '512' };
+/**
+ * What every fault test ends with: a gap-free feed, one current version of each fact and
+ * sentence, and the graph `cleanRun` gives (read after this store's own fingerprint, since a
+ * clean run may empty this very store).
+ */
+export async function assertLikeCleanRun(db: CypherRunner, cleanRun: () => Promise<Record<string, unknown>>): Promise<void> {
+  assert.ok(await changeFeedIsGapFree(db), 'the change feed is gap-free');
+  assert.deepEqual(await currentDuplicates(db), { facts: 0, sentences: 0 });
+  const afterFaults = await storeFingerprint(db);
+  assert.deepEqual(afterFaults, await cleanRun(), 'the graph of an uninterrupted run');
 }
