@@ -63,7 +63,7 @@ async function embedNewUnits(runtime: Runtime, takenAt: Date | null = null): Pro
   const { waitedFor } = await withProgress('passages and sentences embedded', (update) => runtime.services.retrieval.catchUp(update, takenAt));
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(
-    `searchable after ${seconds.toFixed(1)} s (${waitedFor} passages and sentences${takenAt ? ' of this snapshot' : ''} embedded with ${runtime.services.retrieval.embedderId}, by this process or a running server)\n`,
+    `searchable after ${seconds.toFixed(1)} s (${waitedFor} passages and sentences${takenAt ? ' of this snapshot' : ''} still needed a vector when the wait began; embedded with ${runtime.services.retrieval.embedderId} by this process or a running server)\n`,
   );
 }
 
