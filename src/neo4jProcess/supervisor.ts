@@ -1,10 +1,11 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DiskSpace, mebibytes } from '../platform/diskSpace.js';
 import { isProcessAlive } from '../platform/processes.js';
 import { isStoreLocked, startOnPort, type LaunchPlan } from './launch.js';
 import { withLockFile } from './lockFile.js';
-import { LOCAL_USER, type Neo4jConnection } from './options.js';
+import { LOCAL_USER, ManagedNeo4jError, type Neo4jConnection } from './options.js';
 import { findRunningLauncher } from './runningInstance.js';
 
 /**
@@ -16,6 +17,12 @@ const STORE_LOCK_WAIT_MS = 35_000;
 const RESTART_MAX_BACKOFF_MS = 30_000;
 /** How often a process using another process's Neo4j checks that it still runs. */
 const FOREIGN_POLL_MS = 1_000;
+/**
+ * A start with less free space than this is not tried. A store a full disk stopped hung in
+ * recovery (opening its id files) until the 120 s start timeout, and each retry spawned another
+ * JVM; a clean store still started with 1 MiB free, so this refuses only a disk that is all but full.
+ */
+const MIN_FREE_BYTES_TO_START = 16 * 1024 * 1024;
 
 /** The Neo4j this process uses: one it runs (own), or one another ChronoQL process runs on the same data directory. */
 interface Holder {
@@ -66,6 +73,7 @@ async function acquire(plan: Plan, uri: string | undefined): Promise<Holder> {
   // Using a running one needs no lock, which a full disk could not even write.
   const running = await findRunning(plan, uri);
   if (running) return running;
+  await ensureRoomToStart(plan.neo4jDir);
   return withLockFile(lockPath(plan), plan.timeoutMs + 60_000, plan.log, async () => {
     const deadline = Date.now() + STORE_LOCK_WAIT_MS;
     for (;;) {
@@ -84,6 +92,15 @@ async function acquire(plan: Plan, uri: string | undefined): Promise<Holder> {
       await sleep(1_000);
     }
   });
+}
+
+async function ensureRoomToStart(neo4jDir: string): Promise<void> {
+  const freeBytes = await new DiskSpace(neo4jDir, MIN_FREE_BYTES_TO_START).freeBytes();
+  if (freeBytes >= MIN_FREE_BYTES_TO_START) return;
+  throw new ManagedNeo4jError(
+    `Not starting the managed Neo4j: only ${mebibytes(freeBytes)} MiB are free on the filesystem of ${neo4jDir}, and opening its store ` +
+      `needs at least ${mebibytes(MIN_FREE_BYTES_TO_START)} MiB. Free some space; a running server retries by itself.`,
+  );
 }
 
 async function findRunning(plan: Plan, uri: string | undefined): Promise<Holder | undefined> {

@@ -55,6 +55,7 @@ export class DiskSpace {
   }
 }
 
-function mebibytes(bytes: number): string {
+/** Bytes as MiB with one decimal, as the free-space messages show them. */
+export function mebibytes(bytes: number): string {
   return (bytes / 1024 / 1024).toFixed(1);
 }

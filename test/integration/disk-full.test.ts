@@ -185,6 +185,8 @@ describe('a full disk under the data directory', { skip: mounted ?? false }, () 
           const diedAt = Date.now();
           assert.ok(await until(() => !isAlive(pid), 75_000), `the JVM (pid ${pid}) is gone within 75 s of its owner`);
           t.diagnostic(`the JVM was gone ${((Date.now() - diedAt) / 1000).toFixed(1)} s after its owner died`);
+          // No JVM is spawned to hang in recovery: the start is refused, saying why.
+          await assert.rejects(startManagedNeo4j({ dataDir, heapMb: 512, environment: process.env }), /^ManagedNeo4jError: Not starting the managed Neo4j: only 0\.0 MiB are free on the filesystem of .*, and opening its store needs at least 16\.0 MiB/);
         } finally {
           if (isAlive(pid)) process.kill(pid, 'SIGKILL');
           freeDisk();
