@@ -3,7 +3,8 @@
 // tests run under that Node release line (scripts/fetch-node.mjs) instead of this one. Otherwise both run: the
 // managed Neo4j in .chronoql-test is started (or CHRONOQL_TEST_NEO4J_URI is used), every test file
 // (or the files named) runs one at a time (they share the database and each test resets it), except
-// the files in BESIDE_THE_SHARED_STORE, which run beside them (in turn among themselves), and what was started is stopped.
+// those that never touch it (the unit tier and OWN_STORE_OR_NONE), which run beside them (in turn among
+// themselves), and what was started is stopped.
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -29,10 +30,11 @@ if (files.length === 0) {
   process.exit(1);
 }
 const needsNeo4j = files.some((file) => !file.split(/[\\/]/).includes('unit'));
-// Files that write nothing to the shared store (they run Neo4j stores of their own, or none) run
-// beside the others, one after another: the two streams keep both cores busy.
-const BESIDE_THE_SHARED_STORE = ['disk-full', 'faults', 'squad-text-fuzz'].map((name) => join('test', 'integration', `${name}.test.ts`));
-const beside = named.length === 0 && !unitOnly ? files.filter((file) => BESIDE_THE_SHARED_STORE.includes(file)) : [];
+// Files that never touch the shared store (the unit tier, and integration files that run Neo4j stores
+// of their own, or none) run beside the others, one after another: the two streams keep both cores busy.
+const OWN_STORE_OR_NONE = ['disk-full', 'faults', 'native-kernel-emulation', 'squad-text-fuzz'].map((name) => join('test', 'integration', `${name}.test.ts`));
+const apartFromTheSharedStore = (file) => file.split(/[\\/]/).includes('unit') || OWN_STORE_OR_NONE.includes(file);
+const beside = named.length === 0 && !unitOnly ? files.filter(apartFromTheSharedStore) : [];
 const inTurn = files.filter((file) => !beside.includes(file));
 
 const external = process.env.CHRONOQL_TEST_NEO4J_URI;
@@ -47,7 +49,7 @@ if (!needsNeo4j) {
 }
 
 const node = nodeMajor ? (await import('./fetch-node.mjs')).fetchNode(nodeMajor) : process.execPath;
-process.stderr.write(`run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}${beside.length ? ` (${beside.join(', ')} beside the others)` : ''}\n`);
+process.stderr.write(`run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}${beside.length ? ` (${beside.length} of them, which never touch the shared store, beside the others)` : ''}\n`);
 
 /** Runs `list` under node --test; its output goes to ours as it comes, or, when `held`, all at once at the end. */
 function runFiles(list, held) {
