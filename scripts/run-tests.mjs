@@ -29,11 +29,12 @@ if (files.length === 0) {
   process.stderr.write('run-tests: no test files found under test/\n');
   process.exit(1);
 }
-const needsNeo4j = files.some((file) => !file.split(/[\\/]/).includes('unit'));
+const inUnitTier = (file) => file.split(/[\\/]/).includes('unit');
+const needsNeo4j = files.some((file) => !inUnitTier(file));
 // Files that never touch the shared store (the unit tier, and integration files that run Neo4j stores
 // of their own, or none) run beside the others, one after another: the two streams keep both cores busy.
 const OWN_STORE_OR_NONE = ['disk-full', 'faults', 'native-kernel-emulation', 'squad-text-fuzz'].map((name) => join('test', 'integration', `${name}.test.ts`));
-const apartFromTheSharedStore = (file) => file.split(/[\\/]/).includes('unit') || OWN_STORE_OR_NONE.includes(file);
+const apartFromTheSharedStore = (file) => inUnitTier(file) || OWN_STORE_OR_NONE.includes(file);
 const beside = named.length === 0 && !unitOnly ? files.filter(apartFromTheSharedStore) : [];
 const inTurn = files.filter((file) => !beside.includes(file));
 
@@ -54,7 +55,7 @@ process.stderr.write(`run-tests: ${files.length} files under Node ${execFileSync
 /** Runs `list` under node --test; its output goes to ours as it comes, or, when `held`, all at once at the end. */
 function runFiles(list, held) {
   // Unit files share no database, so two run at once; integration files share one Neo4j and run one at a time.
-  const concurrency = list.some((file) => !file.split(/[\\/]/).includes('unit')) ? 1 : 2;
+  const concurrency = list.some((file) => !inUnitTier(file)) ? 1 : 2;
   const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...passed, ...list];
   // The living benchmark drafts questions with the models after every ingest (seconds per snapshot): tests of other
   // features ingest without it, and test/integration/benchmark.test.ts turns it on for itself.
