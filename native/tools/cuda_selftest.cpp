@@ -132,7 +132,8 @@ int runChecks() {
         std::vector<RowId> gone;
         std::vector<IndexTime> ends;
         for (uint32_t r = 0; r < c.rows; r += 11) gone.push_back(data.ids[r]);
-        for (uint32_t r = 5; r < c.rows; r += 13) ends.push_back(0);
+        // Ended where they start, valid at no instant: an end before the start is refused.
+        for (uint32_t r = 5; r < c.rows; r += 13) ends.push_back(data.validFrom[r]);
         std::vector<RowId> ended;
         for (uint32_t r = 5; r < c.rows; r += 13) ended.push_back(data.ids[r]);
         gpuIndex.remove(gone.data(), gone.size());

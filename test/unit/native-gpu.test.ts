@@ -133,9 +133,12 @@ describe('native addon (CUDA)', { skip }, () => {
     const removed = Array.from(rows.ids).filter((_, i) => i % 4 === 0);
     for (const index of [trio.gpu, trio.cpu]) await index.remove(removed);
     trio.reference.remove(removed);
-    const ended = Array.from(rows.ids).filter((_, i) => i % 9 === 2);
-    for (const index of [trio.gpu, trio.cpu]) await index.invalidate(ended, 30);
-    trio.reference.invalidate(ended, 30);
+    // Ends at 30, or at the start of a row that starts later (an end before the start is refused).
+    const endedAt = Array.from(rows.ids.keys()).filter((i) => i % 9 === 2);
+    const ended = endedAt.map((i) => rows.ids[i]!);
+    const ends = endedAt.map((i) => Math.max(30, rows.validFrom[i]!));
+    for (const index of [trio.gpu, trio.cpu]) await index.invalidate(ended, ends);
+    trio.reference.invalidate(ended, ends);
     const more = syntheticRows(random, 3000, d, { firstId: 8000 });
     for (const index of [trio.gpu, trio.cpu]) await index.addBatch(more);
     trio.reference.addBatch(more);
