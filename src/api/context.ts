@@ -9,6 +9,7 @@ import type { AskService } from '../qa/askService.js';
 import type { SpanReader } from '../qa/reader/spanReader.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
 import type { Principal } from './auth.js';
+import type { ResponseBudget } from './responseBudget.js';
 
 /** Long-lived services shared by every request. */
 export interface Services {
@@ -36,11 +37,13 @@ export type RequestContext = {
   requestId: string | null;
   /** Whose budget the request spends (rate limits, database sessions): the key, token subject or client address. */
   caller: string;
+  /** What the operation may still resolve (fields, text, wall time); null for in-process operations, which are not limited. */
+  budget: ResponseBudget | null;
 };
 
 /** The running application as the API sees it: its services, and a context for each operation. */
 export interface ApiHost {
   services: Services;
   /** Subscriptions pass `cache: false` (see Loaders). */
-  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null; caller?: string }): RequestContext;
+  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null; caller?: string; budget?: ResponseBudget | null }): RequestContext;
 }

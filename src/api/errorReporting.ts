@@ -5,7 +5,8 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { Neo4jError } from 'neo4j-driver';
 import { InvalidInputError } from '../domain/errors.js';
 import { isDatabaseUnreachable } from '../graph/database.js';
-import { DatabaseOverloadedError } from '../graph/sessionShares.js';
+import { OverloadedError } from '../platform/fairShares.js';
+import { RequestTimeoutError } from '../platform/requestScope.js';
 import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, InvalidSnapshotError, SnapshotOrderError } from '../ingest/errors.js';
 import { StorageFullError } from '../platform/diskSpace.js';
 import type { Logger } from '../platform/logger.js';
@@ -17,7 +18,7 @@ const NEO4J_TIMED_OUT = /^Neo\.ClientError\.Transaction\.TransactionTimedOut/;
 
 /** What a client is told about an error it could not have caused, and whether it may retry. */
 export function neo4jProblem(error: unknown): { code: string; message: string; retryAfterSeconds?: number } | null {
-  if (error instanceof DatabaseOverloadedError) return { ...OVERLOADED, message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof OverloadedError) return { ...OVERLOADED, message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (!(error instanceof Neo4jError)) return null;
   if (POOL_EXHAUSTED.test(error.message)) return OVERLOADED;
   if (isDatabaseUnreachable(error)) {
@@ -47,6 +48,9 @@ export function errorFormatter(mode: 'development' | 'production') {
       original instanceof StorageFullError
     ) {
       return { ...formatted, extensions: { ...extensions, code: original.code } };
+    }
+    if (original instanceof RequestTimeoutError) {
+      return { message: original.message, path: formatted.path, extensions: { code: original.code } };
     }
     if (original instanceof InvalidInputError) {
       return { ...formatted, extensions: { ...extensions, code: 'BAD_USER_INPUT' } };

@@ -4,7 +4,6 @@
  * A ten-level fact → article → facts query or ten thousand aliases of `search` used to run the
  * server out of memory or connections.
  */
-import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { GraphQLError, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
@@ -186,58 +185,4 @@ async function consume(limiter: RateLimiterMemory, caller: string, points: numbe
     if (!(refusal instanceof RateLimiterRes)) throw refusal;
     throw rateLimited(what, refusal.msBeforeNext);
   }
-}
-
-/**
- * Cuts off a request that outgrows its budget while it runs: past the limits' fields or
- * characters of text (RESPONSE_TOO_LARGE), or past its wall time (QUERY_TIMEOUT). A query the
- * cost estimate let through still cannot take the server's memory (a response past V8's longest
- * string failed as HTTP 500 "Invalid string length") nor run on for minutes. The cut-off
- * response carries no data and one error, whatever number of fields were refused.
- */
-export function responseBudgetPlugin<TContext extends BaseContext>(
-  limits: Pick<QueryLimits, 'maxResponseFields' | 'maxResponseTextChars' | 'requestBudgetMs'>,
-): ApolloServerPlugin<TContext> {
-  return {
-    requestDidStart: async () => {
-      const deadline = Date.now() + limits.requestBudgetMs;
-      let fields = 0;
-      let textChars = 0;
-      let cutOff: GraphQLError | null = null;
-      return {
-        executionDidStart: async () => ({
-          willResolveField: ({ info }) => {
-            fields += 1;
-            if (fields > limits.maxResponseFields) cutOff ??= responseTooLarge(`${limits.maxResponseFields} fields`);
-            // A root field's own database work is bounded by the same deadline through its
-            // sessions (and shed as OVERLOADED); the fields below it are what a query piles up.
-            if (info.path.prev !== undefined && Date.now() > deadline) cutOff ??= timedOut(limits.requestBudgetMs);
-            if (cutOff) throw cutOff;
-            return (_error, result) => {
-              if (typeof result === 'string') textChars += result.length;
-              if (textChars > limits.maxResponseTextChars) cutOff ??= responseTooLarge(`${limits.maxResponseTextChars} characters of text`);
-            };
-          },
-        }),
-        willSendResponse: async ({ response }) => {
-          if (!cutOff || response.body.kind !== 'single') return;
-          response.body.singleResult.data = null;
-          response.body.singleResult.errors = [cutOff.toJSON()];
-          response.http.status = cutOff.extensions.code === RESPONSE_TOO_LARGE ? 400 : 504;
-        },
-      };
-    },
-  };
-}
-
-const RESPONSE_TOO_LARGE = 'RESPONSE_TOO_LARGE';
-
-function responseTooLarge(overBy: string): GraphQLError {
-  return new GraphQLError(`the response would hold more than ${overBy}; ask for fewer items or fields`, { extensions: { code: RESPONSE_TOO_LARGE } });
-}
-
-function timedOut(budgetMs: number): GraphQLError {
-  return new GraphQLError(`the request ran past its ${budgetMs / 1000} s of wall time and was cut off; ask for fewer items or fields`, {
-    extensions: { code: 'QUERY_TIMEOUT' },
-  });
 }

@@ -12,6 +12,21 @@ export function factNode(record: FactRecord): Fact {
   return { ...record, outdated: record.validTo !== null };
 }
 
+/**
+ * `derive` of a list the request's DataLoaders returned, computed once per list. Every parent
+ * that asks for the same article's sentences as of the same date gets the same list from the
+ * loader, so a selection that reaches one article's sentences from each of its 3,000 sentences
+ * builds their nodes (or joins their text) once, not 3,000 times over, before the response
+ * budget can count them. Other arguments must be fixed by the list (what its loader key holds).
+ */
+export function oncePerList<R extends object, A extends unknown[], T>(derive: (records: R, ...fixedByTheList: A) => T): (records: R, ...fixedByTheList: A) => T {
+  const derived = new WeakMap<R, T>();
+  return (records, ...rest) => {
+    if (!derived.has(records)) derived.set(records, derive(records, ...rest));
+    return derived.get(records)!;
+  };
+}
+
 /** One page of a Relay connection. */
 export function connection<T>(
   nodes: T[],

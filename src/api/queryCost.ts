@@ -3,9 +3,10 @@
  * selection): every field costs 1, a list multiplies what is selected inside it by how long such
  * lists are, and searching and answering add their work per query or question. Lists with a
  * `first`, `k` or a batch of inputs are as long as asked; the unpaginated ones (an article's
- * sentences and facts, a fact's history, the snapshots) are as long as the store's own lists,
- * re-read every few minutes. So `sentences { article { sentences … } }` costs sentences² and is
- * refused before it can fan out.
+ * sentences and facts, a fact's history, the snapshots) are as long as the store's longest,
+ * re-read whenever the change feed moves and every few minutes. So `sentences { article {
+ * sentences … } }` costs sentences² of the longest article and is refused before it can fan out;
+ * what the estimate misses, the response budget (responseBudget.ts) stops while it runs.
  */
 import { createRequire } from 'node:module';
 import { GraphQLError, getNullableType, isListType, type DocumentNode, type GraphQLSchema } from 'graphql';
@@ -16,7 +17,7 @@ import type { Logger } from '../platform/logger.js';
 // schema is built with (graphql refuses to mix them); its CommonJS build shares ours.
 const { getComplexity } = createRequire(import.meta.url)('graphql-query-complexity') as typeof import('graphql-query-complexity');
 
-/** How long the store's unpaginated lists are: the 99th percentile over articles or facts. */
+/** How long the store's unpaginated lists can be: the longest of each kind, over all articles or facts. */
 export interface ListSizes {
   sentencesPerArticle: number;
   factsPerArticle: number;
@@ -73,10 +74,15 @@ export function chronoqlEstimator(sizes: () => ListSizes): ComplexityEstimator {
   };
 }
 
+/** The least time between two reads of the list sizes (each scans every sentence and fact version). */
+const MIN_REFRESH_GAP_MS = 2_000;
+
 /** Keeps the store's list sizes, re-read in the background; the estimate never waits for Neo4j. */
 export class ListSizeStatistics {
   private sizes: ListSizes = MIN_LIST_SIZES;
   private timer: NodeJS.Timeout | null = null;
+  private reading: Promise<void> | null = null;
+  private readAgain = false;
 
   constructor(
     private readonly read: () => Promise<Partial<ListSizes>>,
@@ -97,6 +103,27 @@ export class ListSizeStatistics {
     } catch (error) {
       this.log.warn({ err: error }, 'could not read list sizes for query costs; keeping the last ones');
     }
+  }
+
+  /**
+   * Reads again soon because the store changed: an article that just grew must be costed by its
+   * new length. Reads do not overlap, and come at most every MIN_REFRESH_GAP_MS while an ingest
+   * keeps writing.
+   */
+  refreshSoon(): void {
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    this.reading = this.refresh()
+      .then(() => new Promise<void>((resolve) => setTimeout(resolve, MIN_REFRESH_GAP_MS).unref()))
+      .finally(() => {
+        this.reading = null;
+        if (this.readAgain) {
+          this.readAgain = false;
+          this.refreshSoon();
+        }
+      });
   }
 
   /** Reads now, then every `everyMs` in the background. */

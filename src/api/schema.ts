@@ -5,6 +5,7 @@ import { buildSchema, type AuthChecker } from 'type-graphql';
 import { requireRole, type Role } from './auth.js';
 import type { RequestContext } from './context.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
+import { withResponseBudget } from './responseBudget.js';
 import { BenchmarkResolver } from './resolvers/BenchmarkResolver.js';
 import { ChangeResolver } from './resolvers/ChangeResolver.js';
 import { SearchResolver } from './resolvers/SearchResolver.js';
@@ -38,7 +39,7 @@ export function chronoqlSchema(): Promise<GraphQLSchema> {
     validate: false,
     pubSub: noTopics,
     authChecker: checkRole,
-  });
+  }).then(withResponseBudget);
   return built;
 }
 

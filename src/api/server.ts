@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { ApiHost, RequestContext } from './context.js';
@@ -12,7 +12,9 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { pinoHttp } from 'pino-http';
 import { Authenticator, Role, unauthenticated, type AccessSettings, type Principal } from './auth.js';
 import { errorFormatter, logClientErrors, retryAfterPlugin, sendError } from './errorReporting.js';
-import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, responseBudgetPlugin, type QueryLimits } from './limits.js';
+import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, type QueryLimits } from './limits.js';
+import { cutOffResponsePlugin, ResponseBudget } from './responseBudget.js';
+import { inRequestScope, type RequestScope } from '../platform/requestScope.js';
 import { RateUsageRepository } from '../graph/rateUsageRepository.js';
 import { chronoqlEstimator, ListSizeStatistics, operationCost } from './queryCost.js';
 import { explorerPage } from './explorer.js';
@@ -27,7 +29,7 @@ export interface RunningServer {
 }
 
 const GRAPHQL_PATH = '/graphql';
-/** How often the store's list sizes, which query costs multiply by, are re-read. */
+/** How often the store's list sizes, which query costs multiply by, are re-read besides after each change. */
 const LIST_SIZES_REFRESH_MS = 5 * 60_000;
 /** How often a server swaps its callers' counts with the other servers of the store (the slack of a shared rate budget). */
 const RATE_SYNC_MS = 1_000;
@@ -87,6 +89,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute, options.costPerMinute, ledger);
   const listSizes = new ListSizeStatistics(() => runtime.services.reads.listSizes(), options.log);
   await listSizes.start(LIST_SIZES_REFRESH_MS);
+  const stopFollowingChanges = runtime.services.changeFeed.onAdvance(() => listSizes.refreshSoon());
   const estimator = chronoqlEstimator(listSizes.current);
   // A refused credential spends the client address's budget, so guessing keys is rate limited too.
   const identify = (credential: unknown, address: string): Promise<Principal | null> =>
@@ -109,6 +112,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     host: runtime,
     authenticator,
     identify: (credential, request) => identify(credential, addressOf(request)),
+    addressOf,
+    limits,
     takeRate: (key) => rateLimiter.take(key),
     admit: (caller, document, request) => rateLimiter.charge(caller, operationCost(schema, document, request, estimator, limits.maxCost)),
     validationRules,
@@ -132,8 +137,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
       ...(armor.plugins as unknown as ApolloServerPlugin<RequestContext>[]),
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
+      // No field has a cache hint, and the plugin would hook every field of every response.
+      ApolloServerPluginCacheControlDisabled(),
       metrics.apolloPlugin(),
-      responseBudgetPlugin(limits),
+      cutOffResponsePlugin(),
       retryAfterPlugin(),
       {
         requestDidStart: async () => ({
@@ -142,7 +149,9 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
             const cost = operationCost(schema, document, request, estimator, limits.maxCost);
             await rateLimiter.charge(contextValue.caller, cost);
           },
-          didEncounterErrors: async ({ errors, operationName, contextValue }) => logClientErrors(options.log, formatError, 'http', errors, { requestId: contextValue.requestId, operationName }),
+          // A cut-off operation is told (and logged) as its one error, however many fields failed with it.
+          didEncounterErrors: async ({ errors, operationName, contextValue }) =>
+            logClientErrors(options.log, formatError, 'http', contextValue.budget?.cutOff ? [contextValue.budget.cutOff] : errors, { requestId: contextValue.requestId, operationName }),
         }),
       },
       { serverWillStart: async () => ({ drainServer: async () => subscriptions.dispose() }) },
@@ -236,11 +245,20 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   app.use(
     GRAPHQL_PATH,
     express.json({ limit: QUERY_LIMITS.maxBodyBytes }),
-    // Everything the operation runs, Cypher included, is the caller's: it draws on the caller's share of database sessions.
-    (_request, response, next) => runtime.services.db.sessionShares.withCaller({ caller: response.locals.caller as string, deadline: Date.now() + limits.requestBudgetMs }, next),
+    // Everything the operation runs, Cypher included, is the caller's: it draws on the caller's shares and stops at its deadline.
+    (_request, response, next) => {
+      const scope: RequestScope = { caller: response.locals.caller as string, deadline: Date.now() + limits.requestBudgetMs };
+      response.locals.scope = scope;
+      inRequestScope(scope, next);
+    },
     expressMiddleware(apollo, {
       context: async ({ req, res }) =>
-        runtime.requestContext({ principal: (res.locals.principal as Principal | null | undefined) ?? null, requestId: String(req.id), caller: res.locals.caller as string }),
+        runtime.requestContext({
+          principal: (res.locals.principal as Principal | null | undefined) ?? null,
+          requestId: String(req.id),
+          caller: res.locals.caller as string,
+          budget: new ResponseBudget(limits, res.locals.scope as RequestScope),
+        }),
     }),
   );
   // An unknown route answers in JSON like everything else, not with Express's HTML page.
@@ -272,6 +290,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     port,
     close: async () => {
       draining = true;
+      stopFollowingChanges();
       listSizes.stop();
       ledger.stop();
       metrics.close();

@@ -4,7 +4,7 @@
  * for as long as it subscribes, and must read what it is sent.
  */
 import type { IncomingMessage, Server } from 'node:http';
-import { GraphQLError, parse, subscribe, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { execute, GraphQLError, parse, subscribe, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { unauthenticated, type Authenticator, type Principal } from './auth.js';
@@ -12,10 +12,16 @@ import type { ApiHost, RequestContext } from './context.js';
 import { asReported, logClientErrors, type errorFormatter } from './errorReporting.js';
 import { QUERY_LIMITS, validateWithLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
+import { ResponseBudget, type ResponseLimits } from './responseBudget.js';
 import type { Logger } from '../platform/logger.js';
+import { inRequestScope, type RequestScope } from '../platform/requestScope.js';
 
 export interface SubscriptionSettings {
-  /** Open WebSocket connections in all; more are refused at the upgrade with 503. */
+  /**
+   * Open WebSocket connections in all; more are refused at the upgrade with 503. At most a
+   * quarter of them may be connections that have not shown a valid credential yet, so sockets
+   * that never authenticate cannot take the places of those that do.
+   */
   maxConnections: number;
   /** Open WebSocket connections from one client address; more are refused at the upgrade with 429. */
   maxConnectionsPerAddress: number;
@@ -27,6 +33,9 @@ export interface SubscriptionSettings {
   credentialRecheckMs: number;
   /** A subscriber whose socket has not taken a message for this long is cut off. */
   slowSubscriberMs: number;
+  /** Operations open at once on one connection, and for one caller on all its connections. */
+  maxOperationsPerConnection: number;
+  maxOperationsPerCaller: number;
 }
 
 export const DEFAULT_SUBSCRIPTION_SETTINGS: SubscriptionSettings = {
@@ -37,7 +46,14 @@ export const DEFAULT_SUBSCRIPTION_SETTINGS: SubscriptionSettings = {
   credentialRecheckMs: 5_000,
   // Below the keep-alive's 12–24 s, so a reader that stopped hears why before its pong is missed.
   slowSubscriberMs: 10_000,
+  maxOperationsPerConnection: 20,
+  maxOperationsPerCaller: 50,
 };
+
+/** The share of the connection cap that connections without a credential yet may hold. */
+const UNAUTHENTICATED_SHARE = 0.25;
+/** Connections without a credential yet from one client address (prefix). */
+const UNAUTHENTICATED_PER_ADDRESS = 8;
 
 /** Close codes (application range): graphql-ws's own 4401 for credentials, 4429 for the rate limit, 4008 for a subscriber that stopped reading. */
 export const UNAUTHORIZED_CLOSE_CODE = 4401;
@@ -58,6 +74,10 @@ export interface SubscriptionServerOptions {
   authenticator: Authenticator;
   /** Authenticates a credential and charges a refusal to the client's rate budget. */
   identify(credential: unknown, request: IncomingMessage): Promise<Principal | null>;
+  /** The client address a request comes from, as budgets group it. */
+  addressOf(request: IncomingMessage): string;
+  /** What each operation (each event, for a subscription) may resolve, and its wall time. */
+  limits: ResponseLimits;
   takeRate(key: string): Promise<void>;
   /** Refuses a subscription that costs too much and charges its cost to the caller (as over HTTP). */
   admit(caller: string, document: DocumentNode, request: { variables?: Record<string, unknown> | null; operationName?: string | null }): Promise<void>;
@@ -72,6 +92,8 @@ export interface SubscriptionServerOptions {
 
 interface Connection {
   request: IncomingMessage;
+  /** The client address, as budgets group it. */
+  address: string;
   /** The credential each open subscription was accepted with, by subscription id. */
   credentials: Map<string, { credential: unknown; principal: Principal }>;
   /** Whether it has shown a valid credential (in connection_init or with a subscription). */
@@ -107,15 +129,16 @@ function closeReason(text: string): string {
 /**
  * Pulls up to `depth` results ahead of the consumer, in order, so their executions overlap. It
  * tops up half the depth at once rather than one per result taken, so the executions it starts
- * together share their lookups.
+ * together share their lookups. Each is executed in the subscription's request scope.
  */
-function readAhead<T>(source: AsyncGenerator<T>, depth: number): AsyncGenerator<T> {
+function readAhead<T>(source: AsyncGenerator<T>, depth: number, scope: RequestScope): AsyncGenerator<T> {
   const pending: Promise<IteratorResult<T>>[] = [];
   let finished = false;
   const fill = (): void => {
     if (pending.length > depth / 2) return;
     while (!finished && pending.length < depth) {
-      const next = source.next();
+      // graphql-ws pulls from outside the subscription's scope: each event is executed inside it.
+      const next = inRequestScope(scope, () => source.next());
       next.then((result) => (finished ||= Boolean(result.done)), () => (finished = true));
       pending.push(next);
     }
@@ -143,7 +166,18 @@ function readAhead<T>(source: AsyncGenerator<T>, depth: number): AsyncGenerator<
 export function startSubscriptionServer(options: SubscriptionServerOptions): { dispose(): Promise<void> } {
   const { settings, metrics } = options;
   const connections = new Map<WebSocket, Connection>();
+  /** Open connections by client address, and those of them without a credential yet. */
   const perAddress = new Map<string, number>();
+  const unauthenticatedPerAddress = new Map<string, number>();
+  let unauthenticatedCount = 0;
+  const maxUnauthenticated = Math.max(1, Math.floor(settings.maxConnections * UNAUTHENTICATED_SHARE));
+  /** Open operations by caller, on every connection. */
+  const operationsPerCaller = new Map<string, number>();
+  const count = (map: Map<string, number>, key: string, by: number): void => {
+    const next = (map.get(key) ?? 0) + by;
+    if (next > 0) map.set(key, next);
+    else map.delete(key);
+  };
 
   const drop = (socket: WebSocket, code: number, reason: string): void => {
     if (socket.readyState === socket.OPEN) socket.close(code, closeReason(reason));
@@ -155,10 +189,18 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     return errors.map((error) => options.formatError(asReported(error, 'websocket'), error));
   };
 
-  /** Keeps a subscription's credential to check again, and ends the connection when a token runs out. */
+  /** A connection that showed a valid credential, or closed, no longer holds a place of those waiting for one. */
+  const stopWaitingForCredential = (connection: Connection): void => {
+    if (connection.authenticated) return;
+    connection.authenticated = true;
+    unauthenticatedCount -= 1;
+    count(unauthenticatedPerAddress, connection.address, -1);
+  };
+
+  /** Keeps an operation's credential to check again, and ends the connection when a token runs out. */
   const holdCredential = (socket: WebSocket, connection: Connection, id: string, credential: unknown, principal: Principal): void => {
     connection.credentials.set(id, { credential, principal });
-    connection.authenticated = true;
+    stopWaitingForCredential(connection);
     if (principal.expiresAt) {
       const timer = setTimeout(() => drop(socket, UNAUTHORIZED_CLOSE_CODE, 'Unauthorized: token expired'), Math.min(2 ** 31 - 1, Math.max(0, principal.expiresAt.getTime() - Date.now())));
       connection.timers.push(timer.unref());
@@ -174,19 +216,40 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     verifyClient: ({ origin, req }: { origin: string; req: IncomingMessage }, done: (allowed: boolean, status?: number, message?: string, headers?: Record<string, string>) => void) => {
       if (!originAllowed(origin, req.headers.host, options.allowedOrigins)) return done(false, 403, 'Forbidden: this origin may not open the WebSocket');
       const retry = { 'retry-after': String(Math.ceil(settings.initTimeoutMs / 1000)) };
+      const address = options.addressOf(req);
       if (connections.size >= settings.maxConnections) return done(false, 503, `Service Unavailable: the server has its maximum of ${settings.maxConnections} WebSocket connections open`, retry);
-      if ((perAddress.get(req.socket.remoteAddress ?? '') ?? 0) >= settings.maxConnectionsPerAddress) {
+      if ((perAddress.get(address) ?? 0) >= settings.maxConnectionsPerAddress) {
         return done(false, 429, `Too Many Requests: at most ${settings.maxConnectionsPerAddress} WebSocket connections per client address`, retry);
       }
-      done(true);
+      // A client that shows its credential with the upgrade is not kept waiting by sockets that never show one.
+      void options
+        .identify(req.headers.authorization, req)
+        .then((principal) => principal !== null, () => false)
+        .then((authenticated) => {
+          // The checks above are made again: other upgrades may have been admitted while the credential was checked.
+          if (connections.size >= settings.maxConnections) return done(false, 503, `Service Unavailable: the server has its maximum of ${settings.maxConnections} WebSocket connections open`, retry);
+          if (!authenticated && (unauthenticatedPerAddress.get(address) ?? 0) >= UNAUTHENTICATED_PER_ADDRESS) {
+            return done(false, 429, `Too Many Requests: ${UNAUTHENTICATED_PER_ADDRESS} WebSocket connections from this client address are waiting for a credential`, retry);
+          }
+          if (!authenticated && unauthenticatedCount >= maxUnauthenticated) {
+            return done(false, 503, `Service Unavailable: ${maxUnauthenticated} WebSocket connections are waiting for a credential; send Authorization with the upgrade, or retry`, retry);
+          }
+          (req as IncomingMessage & { chronoqlAuthenticated?: boolean }).chronoqlAuthenticated = authenticated;
+          if (!authenticated) {
+            unauthenticatedCount += 1;
+            count(unauthenticatedPerAddress, address, 1);
+          }
+          count(perAddress, address, 1);
+          done(true);
+        });
     },
   });
 
   wsServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-    const address = request.socket.remoteAddress ?? '';
-    const connection: Connection = { request, credentials: new Map(), authenticated: false, drainedAt: Date.now(), timers: [] };
+    const address = options.addressOf(request);
+    const authenticated = (request as IncomingMessage & { chronoqlAuthenticated?: boolean }).chronoqlAuthenticated === true;
+    const connection: Connection = { request, address, credentials: new Map(), authenticated, drainedAt: Date.now(), timers: [] };
     connections.set(socket, connection);
-    perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
     // Without a credential in connection_init (the explorer sends it with each subscription), it must subscribe with one soon.
     const unauthenticatedTimer = setTimeout(() => {
       if (!connection.authenticated) drop(socket, UNAUTHORIZED_CLOSE_CODE, 'Unauthorized: no credential; send Authorization: "Bearer …" in connection_init');
@@ -194,10 +257,9 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     connection.timers.push(unauthenticatedTimer.unref());
     socket.once('close', () => {
       for (const timer of connection.timers) clearTimeout(timer);
+      stopWaitingForCredential(connection);
       connections.delete(socket);
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left > 0) perAddress.set(address, left);
-      else perAddress.delete(address);
+      count(perAddress, address, -1);
     });
   });
 
@@ -232,6 +294,9 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     Math.min(1_000, settings.slowSubscriberMs / 4),
   ).unref();
 
+  /** Runs an operation's execution in its request scope, so its Cypher and CPU work are its caller's and stop at its deadline. */
+  const scopeOf = (args: ExecutionArgs): RequestScope => (args.contextValue as RequestContext).budget!.scope;
+
   const cleanup = useServer<Record<string, unknown>, RequestContext>(
     {
       schema: options.schema,
@@ -242,7 +307,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
         try {
           if (!(await options.identify(credential, context.extra.request))) return true;
           const connection = connections.get(context.extra.socket);
-          if (connection) connection.authenticated = true;
+          if (connection) stopWaitingForCredential(connection);
           return true;
         } catch (error) {
           const { message, extensions } = error as GraphQLError;
@@ -255,6 +320,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
       // parse and validate when onSubscribe is given, so they are done here too.
       onSubscribe: async (context, id, payload) => {
         const socket = context.extra.socket;
+        const connection = connections.get(socket);
         const credential = subscriptionCredential(context.connectionParams, payload.extensions);
         let principal: Principal | null;
         let document: DocumentNode;
@@ -274,30 +340,46 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
         } catch (error) {
           return [error as GraphQLError];
         }
-        const connection = connections.get(socket);
+        // Counted and taken with no await between, so operations subscribed at once cannot all pass.
+        if ((connection?.credentials.size ?? 0) >= settings.maxOperationsPerConnection) {
+          return [tooManyOperations(`at most ${settings.maxOperationsPerConnection} operations may be open at once on one connection`)];
+        }
+        if ((operationsPerCaller.get(caller) ?? 0) >= settings.maxOperationsPerCaller) {
+          return [tooManyOperations(`at most ${settings.maxOperationsPerCaller} operations may be open at once for one caller`)];
+        }
         if (connection) holdCredential(socket, connection, id, credential, principal);
+        count(operationsPerCaller, caller, 1);
         metrics.subscriptions.inc();
+        const scope: RequestScope = { caller, deadline: Date.now() + options.limits.requestBudgetMs };
         return {
           schema: options.schema,
           document,
           variableValues: payload.variables,
           operationName: payload.operationName,
-          contextValue: options.host.requestContext({ cache: false, principal, requestId: id, caller }),
+          contextValue: options.host.requestContext({ cache: false, principal, requestId: id, caller, budget: new ResponseBudget(options.limits, scope) }),
         };
       },
+      execute: (args: ExecutionArgs) => inRequestScope(scopeOf(args), () => execute(args)),
       subscribe: async (args: ExecutionArgs) => {
-        const result = await subscribe(args);
-        return Symbol.asyncIterator in result ? readAhead(result as AsyncGenerator<ExecutionResult>, READ_AHEAD) : result;
+        const scope = scopeOf(args);
+        const result = await inRequestScope(scope, () => subscribe(args));
+        return Symbol.asyncIterator in result ? readAhead(result as AsyncGenerator<ExecutionResult>, READ_AHEAD, scope) : result;
       },
       onComplete: (context, id) => {
-        connections.get(context.extra.socket)?.credentials.delete(id);
+        const held = connections.get(context.extra.socket)?.credentials;
+        const principal = held?.get(id)?.principal;
+        held?.delete(id);
+        if (principal) count(operationsPerCaller, `${principal.via}:${principal.subject}`, -1);
         metrics.subscriptions.dec();
       },
       onError: (_context, id, payload, errors) => formatErrors(errors, { id, operationName: payload.operationName }),
-      onNext: (context, id, payload, _args, result) => {
+      onNext: (context, id, payload, args, result) => {
         // Called once the previous message was taken by the socket.
         const connection = connections.get(context.extra.socket);
         if (connection) connection.drainedAt = Date.now();
+        // An operation (or event) cut off by its budget is told with its one error and no data, as over HTTP.
+        const cut = (args.contextValue as RequestContext).budget?.cutOff;
+        if (cut) return { data: null, errors: formatErrors([cut], { id, operationName: payload.operationName }) };
         return result.errors ? { ...result, errors: formatErrors(result.errors, { id, operationName: payload.operationName }) } : undefined;
       },
     },
@@ -312,4 +394,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
       await cleanup.dispose();
     },
   };
+}
+
+function tooManyOperations(message: string): GraphQLError {
+  return new GraphQLError(`${message}; complete one first`, { extensions: { code: 'TOO_MANY_OPERATIONS' } });
 }

@@ -160,6 +160,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       principal: options.principal ?? null,
       requestId: options.requestId ?? null,
       caller: options.caller ?? 'local',
+      budget: options.budget ?? null,
     }),
     close: async () => {
       await changeFeed.stop();

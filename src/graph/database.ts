@@ -1,5 +1,5 @@
 import neo4j, { type Driver, type ManagedTransaction, type QueryResult, type RecordShape } from 'neo4j-driver';
-import { SessionShares, type SessionShareLimits } from './sessionShares.js';
+import { FairShares, type FairShareLimits } from '../platform/fairShares.js';
 
 export type Params = Record<string, unknown>;
 
@@ -32,7 +32,7 @@ export interface DatabaseOptions {
   /** Neo4j aborts a read that runs longer than this. */
   readTimeoutMs?: number;
   /** How many sessions one API caller may hold and how long it waits for one (the total is the pool size). */
-  callerShare?: Omit<SessionShareLimits, 'total'>;
+  callerShare?: Omit<FairShareLimits, 'total'>;
 }
 
 const POOL_SIZE = 50;
@@ -54,15 +54,15 @@ const FAIL_FAST = { connectionAcquisitionTimeout: 20_000, connectionTimeout: 2_0
 
 export class Database implements CypherRunner {
   private roundTrips = 0;
-  /** Every session is opened through this, so callers share the pool fairly (see SessionShares). */
-  readonly sessionShares: SessionShares;
+  /** Every session is opened through this, so the callers of requests share the pool fairly. */
+  readonly sessionShares: FairShares;
 
   constructor(
     private readonly driver: Driver,
     private readonly databaseName?: string,
     private readonly options: DatabaseOptions = {},
   ) {
-    this.sessionShares = new SessionShares({ total: POOL_SIZE, ...(options.callerShare ?? DEFAULT_CALLER_SHARE) });
+    this.sessionShares = new FairShares({ total: POOL_SIZE, ...(options.callerShare ?? DEFAULT_CALLER_SHARE) }, 'database sessions');
   }
 
   static connect(uri: string, user: string, password: string, databaseName?: string, options: DatabaseOptions = {}): Database {

@@ -227,14 +227,15 @@ export class ReadRepository {
   }
 
   /**
-   * How long the unpaginated lists are: the 99th percentile of current sentences and facts per
-   * article and of versions per fact, and the number of snapshots (what query costs multiply by).
+   * How long the unpaginated lists can be: the most sentence and fact versions of any article
+   * (an article's list as of any date holds no more), the most versions of any fact, and the
+   * number of snapshots (what query costs multiply by).
    */
   async listSizes(): Promise<{ sentencesPerArticle: number; factsPerArticle: number; versionsPerFact: number; snapshots: number }> {
     const rows = await this.db.run<{ sentencesPerArticle: number | null; factsPerArticle: number | null; versionsPerFact: number | null; snapshots: number }>(
-      `CALL () { MATCH (s:Sentence) WHERE s.validTo IS NULL WITH s.articleId AS article, count(*) AS n RETURN percentileDisc(n, 0.99) AS sentencesPerArticle }
-       CALL () { MATCH (f:Fact) WHERE f.validTo IS NULL WITH f.subject AS article, count(*) AS n RETURN percentileDisc(n, 0.99) AS factsPerArticle }
-       CALL () { MATCH (f:Fact) WITH f.subject AS article, f.attributeKey AS attribute, count(*) AS n RETURN percentileDisc(n, 0.99) AS versionsPerFact }
+      `CALL () { MATCH (s:Sentence) WITH s.articleId AS article, count(*) AS n RETURN max(n) AS sentencesPerArticle }
+       CALL () { MATCH (f:Fact) WITH f.subject AS article, count(*) AS n RETURN max(n) AS factsPerArticle }
+       CALL () { MATCH (f:Fact) WITH f.subject AS article, f.attributeKey AS attribute, count(*) AS n RETURN max(n) AS versionsPerFact }
        CALL () { MATCH (s:Snapshot) RETURN count(s) AS snapshots }
        RETURN sentencesPerArticle, factsPerArticle, versionsPerFact, snapshots`,
     );

@@ -69,6 +69,12 @@ export class ChangeFeed {
     this.schedule();
   }
 
+  /** Calls `listener` with the latest sequence number whenever new events are read; returns what stops it. */
+  onAdvance(listener: (latestSeq: number) => void): () => void {
+    this.emitter.on('advance', listener);
+    return () => this.emitter.off('advance', listener);
+  }
+
   /**
    * Looks for new events now rather than at the next tick (called after an in-process ingest).
    * A feed that was never started (a CLI ingest, a test runtime) has no subscribers and no

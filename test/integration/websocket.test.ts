@@ -45,10 +45,11 @@ async function closedWithin(peer: Peer, ms: number): Promise<{ code: number; rea
   return outcome;
 }
 
-/** The HTTP status an upgrade gets (101 when it is accepted, then closed again). */
-function upgradeStatus(server: RunningServer): Promise<{ status: number; socket?: WebSocket }> {
+/** The HTTP status an upgrade gets (101 when it is accepted, then closed again), from `localAddress`, with `token` in its headers. */
+function upgradeStatus(server: RunningServer, options: { token?: string; localAddress?: string } = {}): Promise<{ status: number; socket?: WebSocket }> {
   return new Promise((resolve) => {
-    const socket = new WebSocket(server.url.replace('http', 'ws'), 'graphql-transport-ws');
+    const headers = options.token ? { authorization: `Bearer ${options.token}` } : undefined;
+    const socket = new WebSocket(server.url.replace('http', 'ws'), 'graphql-transport-ws', { headers, localAddress: options.localAddress });
     socket.on('unexpected-response', (_request, response) => {
       resolve({ status: response.statusCode ?? 0 });
       socket.terminate();
@@ -128,9 +129,68 @@ describe('WebSocket connections', () => {
     open.push(again.socket!);
 
     const total = await serve({ maxConnections: 2 });
-    for (let i = 0; i < 2; i++) open.push((await upgradeStatus(total)).socket!);
-    assert.equal((await upgradeStatus(total)).status, 503);
+    for (let i = 0; i < 2; i++) open.push((await upgradeStatus(total, { token: reader })).socket!);
+    assert.equal((await upgradeStatus(total, { token: reader })).status, 503);
     for (const socket of open) socket.terminate();
+  });
+
+  it('keeps places for connections that show a credential: sockets that never do hold at most a quarter, eight per address', async () => {
+    const server = await serve({ maxConnections: 64 });
+    const squatters: WebSocket[] = [];
+    // Keyless sockets from two addresses of other prefixes, as a squatter reconnecting them would hold them.
+    for (const localAddress of ['127.0.1.1', '127.0.2.1']) {
+      for (let i = 0; i < 8; i++) {
+        const { status, socket } = await upgradeStatus(server, { localAddress });
+        assert.equal(status, 101);
+        squatters.push(socket!);
+      }
+      assert.equal((await upgradeStatus(server, { localAddress })).status, 429, 'a ninth keyless socket from one address');
+    }
+    assert.equal((await upgradeStatus(server, { localAddress: '127.0.3.1' })).status, 503, '16 of 64 places are for sockets without a credential yet');
+    const keyed = await upgradeStatus(server, { token: reader, localAddress: '127.0.3.1' });
+    assert.equal(keyed.status, 101, 'a credential with the upgrade still gets in');
+    for (const socket of [...squatters, keyed.socket!]) socket.terminate();
+  });
+
+  it('holds queries over WebSocket to the same response budget and wall time as over HTTP', async () => {
+    await runtime.services.ingest.ingest([article('Budget', Array.from({ length: 40 }, (_, i) => `Budget sentence ${i}.`).join(' '))], { takenAt: day('2023-06-01'), source: 'test' });
+    const small = await serve({}, { limits: { maxResponseFields: 30 } });
+    const peer = await connect(small, { Authorization: `Bearer ${reader}` });
+    await until(() => peer.messages.some((message) => message.type === 'connection_ack'), 5_000);
+    peer.socket.send(JSON.stringify({ id: 'q', type: 'subscribe', payload: { query: '{ article(id: "Budget") { sentences { text } } }' } }));
+    assert.equal(await until(() => peer.messages.some((message) => message.type === 'complete'), 10_000), true, JSON.stringify(peer.messages));
+    const answer = peer.messages.find((message) => message.type === 'next')!;
+    assert.equal(answer.payload.data, null);
+    assert.deepEqual(answer.payload.errors.map((error: { extensions: { code: string } }) => error.extensions.code), ['RESPONSE_TOO_LARGE']);
+    peer.socket.terminate();
+
+    const hurried = await serve({}, { limits: { requestBudgetMs: 0 } });
+    const late = await connect(hurried, { Authorization: `Bearer ${reader}` });
+    await until(() => late.messages.some((message) => message.type === 'connection_ack'), 5_000);
+    late.socket.send(JSON.stringify({ id: 'q', type: 'subscribe', payload: { query: '{ batchSearch(queries: ["budget", "sentence"], mode: LEXICAL) { id } }' } }));
+    assert.equal(await until(() => late.messages.some((message) => message.type === 'complete'), 10_000), true, JSON.stringify(late.messages));
+    assert.deepEqual(late.messages.find((message) => message.type === 'next')!.payload.errors.map((error: { extensions: { code: string } }) => error.extensions.code), ['QUERY_TIMEOUT']);
+    late.socket.terminate();
+  });
+
+  it('caps the operations open at once on one connection and for one caller', async () => {
+    const server = await serve({ maxOperationsPerConnection: 3, maxOperationsPerCaller: 5 });
+    const { token } = await createApiKey(runtime.services.db, 'many subscriptions', Role.READER);
+    const subscribe = async (peer: Peer, ids: string[]) => {
+      await until(() => peer.messages.some((message) => message.type === 'connection_ack'), 5_000);
+      for (const id of ids) peer.socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: 'subscription { changes { seq } }' } }));
+      await until(() => peer.messages.filter((message) => message.type === 'error').length >= 1, 2_000);
+      return peer.messages.filter((message) => message.type === 'error').map((message) => [message.id, message.payload[0].extensions.code]);
+    };
+    const first = await connect(server, { Authorization: `Bearer ${token}` });
+    assert.deepEqual(await subscribe(first, ['a', 'b', 'c', 'd']), [['d', 'TOO_MANY_OPERATIONS']]);
+    const second = await connect(server, { Authorization: `Bearer ${token}` });
+    assert.deepEqual(await subscribe(second, ['e', 'f', 'g']), [['g', 'TOO_MANY_OPERATIONS']], 'five for the caller on all its connections');
+    first.socket.send(JSON.stringify({ id: 'a', type: 'complete' }));
+    await until(() => false, 300);
+    second.messages.length = 0;
+    assert.deepEqual(await subscribe(second, ['h']), [], 'a completed one frees its place');
+    for (const peer of [first, second]) peer.socket.terminate();
   });
 
   it('drops a socket that stops answering pings', async () => {

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GraphQLError, parse, type GraphQLSchema } from 'graphql';
+import { buildSchema, graphql, GraphQLError, parse, type GraphQLSchema } from 'graphql';
 import { asReported, errorFormatter } from '../../src/api/errorReporting.js';
 import { QUERY_LIMITS } from '../../src/api/limits.js';
 import { chronoqlEstimator, MIN_LIST_SIZES, operationCost, type ListSizes } from '../../src/api/queryCost.js';
+import { ResponseBudget, withResponseBudget, type ResponseLimits } from '../../src/api/responseBudget.js';
 import { chronoqlSchema } from '../../src/api/schema.js';
 import { InvalidInputError } from '../../src/domain/errors.js';
-import { DatabaseOverloadedError, SessionShares } from '../../src/graph/sessionShares.js';
+import { FairShares, OverloadedError } from '../../src/platform/fairShares.js';
+import { inRequestScope, RequestTimeoutError } from '../../src/platform/requestScope.js';
 
 /** The 324-byte anonymous query that froze the server for 114 s (issue 21, case 1). */
 const FAN_OUT = `{ article(id:"France") { sentences { article { sentences { article { sentences { article { sentences { article { ${Array.from({ length: 20 }, (_, i) => `t${i + 1}: text`).join(' ')} } } } } } } } } } }`;
@@ -64,8 +66,71 @@ describe('query cost', () => {
   });
 });
 
+/**
+ * A store of one article with `sentences` sentences, each of which links back to it: the shape of
+ * issue 30's anonymous query that ran the server out of memory.
+ */
+function articleSchema(sentences: number, calls: { sentenceLists: number; texts: number }): GraphQLSchema {
+  const schema = buildSchema('type Query { article: Article! slowArticle: Article! } type Article { sentences: [Sentence!]! } type Sentence { text: String! article: Article! }');
+  const list = Array.from({ length: sentences }, (_, i) => ({ i }));
+  const article = {};
+  schema.getQueryType()!.getFields().article!.resolve = () => article;
+  schema.getQueryType()!.getFields().slowArticle!.resolve = async () => new Promise((resolve) => setTimeout(() => resolve(article), 30));
+  const fields = (type: string) => (schema.getType(type) as import('graphql').GraphQLObjectType).getFields();
+  fields('Article').sentences!.resolve = async () => {
+    calls.sentenceLists += 1;
+    return list;
+  };
+  fields('Sentence').text!.resolve = (sentence: { i: number }) => {
+    calls.texts += 1;
+    return `sentence ${sentence.i}`;
+  };
+  fields('Sentence').article!.resolve = () => article;
+  return withResponseBudget(schema);
+}
+
+async function runBudgeted(schema: GraphQLSchema, query: string, limits: Partial<ResponseLimits>) {
+  const budget = new ResponseBudget({ maxResponseFields: 200_000, maxResponseTextChars: 16_000_000, requestBudgetMs: 60_000, ...limits }, { caller: 'test', deadline: Date.now() + (limits.requestBudgetMs ?? 60_000) });
+  const result = await graphql({ schema, source: query, contextValue: { budget } });
+  return { result, cutOff: budget.cutOff?.extensions.code ?? null };
+}
+
+describe('response budget', () => {
+  const fanOut = '{ article { sentences { article { sentences { text } } } } }';
+
+  it('cuts off the fan-out when a list resolves past the budget, before graphql-js starts on its items', async () => {
+    const calls = { sentenceLists: 0, texts: 0 };
+    const { result, cutOff } = await runBudgeted(articleSchema(3_000, calls), fanOut, { maxResponseFields: 20_000 });
+    assert.equal(cutOff, 'RESPONSE_TOO_LARGE');
+    assert.ok(calls.texts <= 20_000, `${calls.texts} texts resolved`);
+    assert.ok((result.errors?.length ?? 0) <= 3_001, `${result.errors?.length} errors: the lists after the cut-off answer empty instead of failing`);
+  });
+
+  it('counts characters of text and lets what fits through', async () => {
+    const calls = { sentenceLists: 0, texts: 0 };
+    assert.equal((await runBudgeted(articleSchema(100, calls), '{ article { sentences { text } } }', { maxResponseTextChars: 500 })).cutOff, 'RESPONSE_TOO_LARGE');
+    const { result, cutOff } = await runBudgeted(articleSchema(100, calls), '{ article { sentences { text } } }', {});
+    assert.equal(cutOff, null);
+    assert.equal((result.data as { article: { sentences: unknown[] } }).article.sentences.length, 100);
+  });
+
+  it('stops resolving past the deadline, root fields included (QUERY_TIMEOUT)', async () => {
+    const calls = { sentenceLists: 0, texts: 0 };
+    const { cutOff } = await runBudgeted(articleSchema(100, calls), '{ slowArticle { sentences { text } } }', { requestBudgetMs: 5 });
+    assert.equal(cutOff, 'QUERY_TIMEOUT');
+    assert.equal(calls.texts, 0, 'the list that resolved past the deadline is cut off before its items');
+  });
+
+  it('leaves operations without a budget (in-process evaluations) alone', async () => {
+    const calls = { sentenceLists: 0, texts: 0 };
+    const result = await graphql({ schema: articleSchema(300, calls), source: fanOut, contextValue: {} });
+    assert.equal(result.errors, undefined);
+    assert.equal(calls.texts, 300 * 300);
+  });
+});
+
 /** A held session, released by the test. */
-function holder(shares: SessionShares, caller: string | null, log: string[], name: string): { started: Promise<void>; release: () => void; done: Promise<void> } {
+function holder(shares: FairShares, caller: string | null, log: string[], name: string): { started: Promise<void>; release: () => void; done: Promise<void> } {
   let release!: () => void;
   let markStarted!: () => void;
   const started = new Promise<void>((resolve) => (markStarted = resolve));
@@ -76,15 +141,15 @@ function holder(shares: SessionShares, caller: string | null, log: string[], nam
       markStarted();
       await released;
     });
-  const done = caller === null ? work() : shares.withCaller({ caller, deadline: Date.now() + 60_000 }, work);
+  const done = caller === null ? work() : inRequestScope({ caller, deadline: Date.now() + 60_000 }, work);
   return { started, release: () => release(), done };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('database session shares', () => {
+describe('fair shares (database sessions, CPU slots)', () => {
   it('holds one caller to its share and serves callers in turn, so a single lookup is not stuck behind a batch', async () => {
-    const shares = new SessionShares({ total: 3, perCaller: 2, waitMs: 60_000 });
+    const shares = new FairShares({ total: 3, perCaller: 2, waitMs: 60_000 }, 'sessions');
     const log: string[] = [];
     const batch = Array.from({ length: 6 }, (_, i) => holder(shares, 'batch', log, `batch${i}`));
     await tick();
@@ -104,28 +169,49 @@ describe('database session shares', () => {
     assert.equal(log.length, 8);
   });
 
-  it('sheds a caller that waits on a full pool with OVERLOADED; waiting behind its own share is only bounded by its deadline', async () => {
-    const shares = new SessionShares({ total: 1, perCaller: 1, waitMs: 20 });
+  it('sheds a caller that waits on a full pool with OVERLOADED; waiting behind its own share is bounded by its deadline, past which no work starts', async () => {
+    const shares = new FairShares({ total: 1, perCaller: 1, waitMs: 20 }, 'sessions');
     const log: string[] = [];
     const first = holder(shares, 'busy', log, 'first');
     await first.started;
-    const refused = shares.withCaller({ caller: 'other', deadline: Date.now() + 60_000 }, () => shares.use(async () => 'ran'));
-    await assert.rejects(refused, (error: unknown) => error instanceof DatabaseOverloadedError && error.code === 'OVERLOADED' && error.retryAfterSeconds > 0);
+    const refused = inRequestScope({ caller: 'other', deadline: Date.now() + 60_000 }, () => shares.use(async () => 'ran'));
+    await assert.rejects(refused, (error: unknown) => error instanceof OverloadedError && error.code === 'OVERLOADED' && error.retryAfterSeconds > 0);
     const system = holder(shares, null, log, 'system');
     first.release();
     await system.started;
     system.release();
     await Promise.all([first.done, system.done]);
 
-    const paced = new SessionShares({ total: 5, perCaller: 1, waitMs: 20 });
+    const paced = new FairShares({ total: 5, perCaller: 1, waitMs: 20 }, 'sessions');
     const own = holder(paced, 'batch', log, 'own');
     await own.started;
-    const next = paced.withCaller({ caller: 'batch', deadline: Date.now() + 60_000 }, () => paced.use(async () => 'ran'));
+    const next = inRequestScope({ caller: 'batch', deadline: Date.now() + 60_000 }, () => paced.use(async () => 'ran'));
     await new Promise((resolve) => setTimeout(resolve, 60));
     own.release();
     assert.equal(await next, 'ran', 'queued behind its own share for longer than waitMs, and not shed');
-    const pastDeadline = paced.withCaller({ caller: 'late', deadline: Date.now() - 1 }, () => paced.use(async () => 'ran'));
-    assert.equal(await pastDeadline, 'ran', 'a free session is taken even past the deadline: the deadline bounds waiting only');
+    const pastDeadline = inRequestScope({ caller: 'late', deadline: Date.now() - 1 }, () => paced.use(async () => 'ran'));
+    await assert.rejects(pastDeadline, (error: unknown) => error instanceof RequestTimeoutError && error.code === 'QUERY_TIMEOUT', 'a request past its deadline starts no more work');
+  });
+
+  it('bounds the units one caller may have waiting: more are shed at once, other callers still queue', async () => {
+    const shares = new FairShares({ total: 1, perCaller: 1, waitMs: 60_000, queuePerCaller: 2 }, 'CPU slots');
+    const log: string[] = [];
+    const running = holder(shares, 'flood', log, 'running');
+    await running.started;
+    const queued = [holder(shares, 'flood', log, 'queued0'), holder(shares, 'flood', log, 'queued1')];
+    const shed = inRequestScope({ caller: 'flood', deadline: Date.now() + 60_000 }, () => shares.use(async () => 'ran'));
+    await assert.rejects(shed, (error: unknown) => error instanceof OverloadedError && /2 units of work waiting for CPU slots/.test(error.message));
+    const victim = holder(shares, 'victim', log, 'victim');
+    assert.deepEqual(shares.load, { inFlight: 1, waiting: 3 });
+    running.release();
+    await victim.started;
+    assert.deepEqual(log, ['running', 'victim'], 'the other caller is served before the flood’s queue');
+    victim.release();
+    for (const item of queued) {
+      await item.started;
+      item.release();
+    }
+    await Promise.all([running.done, victim.done, ...queued.map((item) => item.done)]);
   });
 });
 
@@ -142,7 +228,7 @@ describe('error codes', () => {
   });
 
   it('tells a caller OVERLOADED, with when to retry, when the server sheds its work', () => {
-    const error = new GraphQLError('busy', { originalError: new DatabaseOverloadedError('busy', 2), path: ['search'] });
+    const error = new GraphQLError('busy', { originalError: new OverloadedError('busy', 2), path: ['search'] });
     assert.deepEqual(format(asReported(error, 'http'), error).extensions, { code: 'OVERLOADED', retryAfterSeconds: 2 });
   });
 });

@@ -1,14 +1,24 @@
 import 'reflect-metadata';
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
-import { articleIdOf, ChangeKind, SentenceLabel } from '../../domain/model.js';
+import { articleIdOf, ChangeKind, SentenceLabel, type FactRecord, type SentenceRecord, type SnapshotRecord } from '../../domain/model.js';
 import { labelInSnapshot, snapshotInEffect } from '../../ingest/sentenceLabels.js';
 import type { RequestContext } from '../context.js';
 import { checkPageSize, decodeCursor, decodeSeqCursor, encodeCursor } from '../cursors.js';
-import { changeConnection, connection, factNode, sentenceNode } from '../nodes.js';
+import { changeConnection, connection, factNode, oncePerList, sentenceNode } from '../nodes.js';
 import { DateTimeScalar } from '../scalars.js';
 import { Article, ArticleConnection, ChangeEventConnection, Fact, Sentence } from '../types.js';
 
 const AS_OF = { nullable: true, description: 'Defaults to now, i.e. the latest snapshot.' };
+
+const articleText = oncePerList((sentences: SentenceRecord[]): string | null =>
+  sentences.length === 0 ? null : sentences.map((sentence, index) => (index > 0 ? (sentence.startsParagraph ? '\n\n' : ' ') : '') + sentence.text).join(''),
+);
+const factNodes = oncePerList((facts: FactRecord[]) => facts.map(factNode));
+const deletedNodes = oncePerList((deleted: SentenceRecord[]) => deleted.map((sentence) => sentenceNode(sentence, null, SentenceLabel.DELETED)));
+/** Labels depend on the snapshot in effect at the list's date, which the list's loader key fixes. */
+const labelledNodes = oncePerList((sentences: SentenceRecord[], snapshot: SnapshotRecord | null) =>
+  sentences.map((sentence, index) => sentenceNode(sentence, index, labelInSnapshot(sentence, snapshot))),
+);
 
 @Resolver(() => Article)
 export class ArticleResolver {
@@ -47,8 +57,7 @@ export class ArticleResolver {
       loaders.sentencesValidAt.load({ id: article.id, params: at }),
       loaders.snapshots(),
     ]);
-    const snapshot = snapshotInEffect(snapshots, at);
-    return sentences.map((sentence, index) => sentenceNode(sentence, index, labelInSnapshot(sentence, snapshot)));
+    return labelledNodes(sentences, snapshotInEffect(snapshots, at));
   }
 
   @FieldResolver(() => [Sentence], {
@@ -61,8 +70,7 @@ export class ArticleResolver {
   ): Promise<Sentence[]> {
     const snapshot = snapshotInEffect(await loaders.snapshots(), asOf ?? now);
     if (!snapshot) return [];
-    const deleted = await loaders.sentencesDeletedAt.load({ id: article.id, params: snapshot.takenAt });
-    return deleted.map((sentence) => sentenceNode(sentence, null, SentenceLabel.DELETED));
+    return deletedNodes(await loaders.sentencesDeletedAt.load({ id: article.id, params: snapshot.takenAt }));
   }
 
   @FieldResolver(() => String, { nullable: true, description: 'The article text at asOf; null before it existed.' })
@@ -71,11 +79,7 @@ export class ArticleResolver {
     @Ctx() { loaders, now }: RequestContext,
     @Arg('asOf', () => DateTimeScalar, AS_OF) asOf: Date | null,
   ): Promise<string | null> {
-    const sentences = await loaders.sentencesValidAt.load({ id: article.id, params: asOf ?? now });
-    if (sentences.length === 0) return null;
-    return sentences
-      .map((sentence, index) => (index > 0 ? (sentence.startsParagraph ? '\n\n' : ' ') : '') + sentence.text)
-      .join('');
+    return articleText(await loaders.sentencesValidAt.load({ id: article.id, params: asOf ?? now }));
   }
 
   @FieldResolver(() => [Fact], { description: 'Infobox facts valid at asOf, by attribute.' })
@@ -84,8 +88,7 @@ export class ArticleResolver {
     @Ctx() { loaders, now }: RequestContext,
     @Arg('asOf', () => DateTimeScalar, AS_OF) asOf: Date | null,
   ): Promise<Fact[]> {
-    const facts = await loaders.factsValidAt.load({ id: article.id, params: asOf ?? now });
-    return facts.map(factNode);
+    return factNodes(await loaders.factsValidAt.load({ id: article.id, params: asOf ?? now }));
   }
 
   @FieldResolver(() => ChangeEventConnection, { description: "The article's change events in sequence order." })
