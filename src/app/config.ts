@@ -4,6 +4,7 @@
  * in README.md, "Configuration"; an invalid value stops the start with an error naming it.
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AccessSettings, JwtSettings } from '../api/auth.js';
@@ -43,6 +44,8 @@ export interface Config extends ServerSettings {
   queryTimeoutMs: number;
   /** Neo4j sessions one API caller may hold at once (of the pool of 50). */
   callerSessions: number;
+  /** Units of CPU work (encoder passes, reader runs, native scans) in flight at once, shared between callers in turn. */
+  cpuSlots: number;
   /** How long to keep retrying (with backoff) a Neo4j that does not answer at start. */
   neo4jStartWaitMs: number;
   /** Ingests are refused (STORAGE_FULL) while less than this is free on the data directory's filesystem. */
@@ -133,6 +136,7 @@ const EnvironmentSchema = z.object({
   CHRONOQL_RATE_LIMIT: integer(1, 10_000_000),
   CHRONOQL_COST_BUDGET: integer(QUERY_LIMITS.maxCost, 1_000_000_000),
   CHRONOQL_CALLER_SESSIONS: integer(1, 50),
+  CHRONOQL_CPU_SLOTS: integer(1, 1024),
   CHRONOQL_ALLOWED_ORIGINS: raw,
   CHRONOQL_QUERY_TIMEOUT_MS: integer(100, 3_600_000),
   CHRONOQL_WS_MAX_CONNECTIONS: integer(1, 1_000_000),
@@ -222,6 +226,7 @@ export function loadConfig(environment: Environment = process.env): Config {
       .filter(Boolean),
     queryTimeoutMs: env.CHRONOQL_QUERY_TIMEOUT_MS ?? 15_000,
     callerSessions: env.CHRONOQL_CALLER_SESSIONS ?? DEFAULT_CALLER_SESSIONS,
+    cpuSlots: env.CHRONOQL_CPU_SLOTS ?? availableParallelism(),
     subscriptions: {
       ...DEFAULT_SUBSCRIPTION_SETTINGS,
       maxConnections: env.CHRONOQL_WS_MAX_CONNECTIONS ?? DEFAULT_SUBSCRIPTION_SETTINGS.maxConnections,

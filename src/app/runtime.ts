@@ -16,9 +16,11 @@ import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabel
 import { AskService, type AskServiceOptions } from '../qa/askService.js';
 import { SpanReader } from '../qa/reader/spanReader.js';
 import { DiskSpace } from '../platform/diskSpace.js';
+import { FairShares } from '../platform/fairShares.js';
 import { modelsDir } from '../platform/paths.js';
 import type { Neo4jConnectionSettings } from '../retrieval/backgroundEmbedding.js';
 import { RetrievalService } from '../retrieval/retrievalService.js';
+import { admittedEmbedder } from '../retrieval/admittedEmbedder.js';
 import type { ApiHost, Services } from '../api/context.js';
 import type { Config } from './config.js';
 import type { Logger } from '../platform/logger.js';
@@ -61,6 +63,11 @@ export interface RuntimeOptions {
 
 /** How often a server pulls new embeddings and closures into its vector indexes. */
 const INDEX_REFRESH_MS = 2000;
+/**
+ * Units of CPU work one caller may have waiting: four times what a batch of 256 questions queues
+ * at once, so it bounds only what a flood of requests can pile up.
+ */
+const CPU_QUEUE_PER_CALLER = 1024;
 
 /**
  * The composition root: connects to the configured Neo4j, or starts the managed one, applies
@@ -84,6 +91,8 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     readTimeoutMs: config.queryTimeoutMs,
     callerShare: { perCaller: config.callerSessions, waitMs: CALLER_SESSION_WAIT_MS },
   });
+  // One caller may use every slot while it is alone; callers with work waiting take turns.
+  const cpu = new FairShares({ total: config.cpuSlots, perCaller: config.cpuSlots, waitMs: CALLER_SESSION_WAIT_MS, queuePerCaller: CPU_QUEUE_PER_CALLER }, 'CPU slots');
   let retrieval: RetrievalService;
   try {
     await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log, options.onNeo4jWait);
@@ -97,6 +106,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       connection: settings,
       log,
       replaceStoreEmbedder: options.replaceStoreEmbedder,
+      admit: cpu.use,
     });
   } catch (error) {
     await db.close();
@@ -113,14 +123,16 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   let reader: SpanReader | undefined;
   try {
     // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
-    reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: config.readerCacheBytes, log: (message) => log.info(message) });
+    reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: config.readerCacheBytes, log: (message) => log.info(message), admit: cpu.use });
     askOptions = { reads, answering: new AnsweringRepository(db), snapshots, retrieval, reader, generators: new GeneratorRegistry(reader, config.generator) };
     answering = new AskService(askOptions);
     // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.
     if (config.labelEncoder === null) {
       labeler = new ExactMatchLabeler();
     } else {
-      labelEncoder = await createEmbedder({ ...config.labelEncoder, log: (message: string) => log.info(message) } as EmbedderConfig);
+      const encoder = await createEmbedder({ ...config.labelEncoder, log: (message: string) => log.info(message) } as EmbedderConfig);
+      // Labeling an ingest takes its turns at the CPU with the callers' work.
+      labelEncoder = admittedEmbedder(encoder, config.labelEncoder.kind, cpu.use);
       labeler = new GrowOverLabeler({ embed: embedTextsWith(labelEncoder), verifier: config.verifier ? chatVerifier(config.verifier) : undefined });
     }
     if (options.changeFeed) await changeFeed.start();

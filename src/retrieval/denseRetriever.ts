@@ -1,4 +1,5 @@
 import type { Embedder } from '../embedding/index.js';
+import { admitAll, type Admission } from '../platform/fairShares.js';
 import { deepenUntilEnoughValid, indexStart, isValidAt } from '../domain/time.js';
 import type { RetrievalRepository, ScoredUnit, UnitRecord } from '../graph/retrievalRepository.js';
 import { MAX_K } from '../native/index.js';
@@ -37,6 +38,8 @@ export class NativeDenseRetriever implements Retriever {
     private readonly repository: RetrievalRepository,
     private readonly embedder: Embedder,
     private readonly index: (unit: SearchUnit) => Promise<UnitVectorIndex>,
+    /** Each native scan is a unit of CPU work, run when its caller's turn comes. */
+    private readonly admit: Admission = admitAll,
   ) {}
 
   async search(queries: readonly RetrievalQuery[], options: RetrieveOptions): Promise<RankedUnits[]> {
@@ -99,13 +102,15 @@ export class NativeDenseRetriever implements Retriever {
     const results =
       index.size === 0
         ? requests.map(() => ({ ids: new Uint32Array(), scores: new Float32Array() }))
-        : await index.searchArr(
-            first,
-            second,
-            Float32Array.from(requests, (request) => Math.min(1, Math.max(0, request.omega))),
-            Math.min(k + VALIDITY_MARGIN, MAX_K),
-            new Int32Array(requests.length).fill(indexStart(asOf)),
-            requests.map((request) => Uint32Array.from(request.excludeRowIds)),
+        : await this.admit(() =>
+            index.searchArr(
+              first,
+              second,
+              Float32Array.from(requests, (request) => Math.min(1, Math.max(0, request.omega))),
+              Math.min(k + VALIDITY_MARGIN, MAX_K),
+              new Int32Array(requests.length).fill(indexStart(asOf)),
+              requests.map((request) => Uint32Array.from(request.excludeRowIds)),
+            ),
           );
     const rows = results.map((result) => Array.from(result.ids, (rowId, i) => ({ rowId, score: result.scores[i]! })));
     const units = await this.repository.unitsByRowIds(UNIT_LABEL[SearchUnit.PASSAGE], [...new Set(rows.flat().map((row) => row.rowId))]);
@@ -127,10 +132,12 @@ export class NativeDenseRetriever implements Retriever {
     const results =
       answerable.length === 0 || index.size === 0
         ? []
-        : await index.search(
-            Float32Array.from(answerable.flatMap((q) => Array.from(vectors[q]!))),
-            Math.min(k, MAX_K),
-            new Int32Array(answerable.length).fill(indexStart(asOf)),
+        : await this.admit(() =>
+            index.search(
+              Float32Array.from(answerable.flatMap((q) => Array.from(vectors[q]!))),
+              Math.min(k, MAX_K),
+              new Int32Array(answerable.length).fill(indexStart(asOf)),
+            ),
           );
     const rankings: DenseRow[][] = queries.map(() => []);
     answerable.forEach((q, position) => {

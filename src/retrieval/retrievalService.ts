@@ -5,6 +5,8 @@ import { RetrievalRepository, type UnitRecord } from '../graph/retrievalReposito
 import type { Logger } from '../platform/logger.js';
 import { BackgroundEmbedding, type EmbeddingPass, type EmbeddingStatus, type Neo4jConnectionSettings } from './backgroundEmbedding.js';
 import { createEmbedder, type Embedder, type EmbedderConfig } from '../embedding/index.js';
+import { admitAll, type Admission } from '../platform/fairShares.js';
+import { admittedEmbedder } from './admittedEmbedder.js';
 import { NativeDenseRetriever, type ReRetrievalRequest } from './denseRetriever.js';
 import { claimStoreEmbedder, countPendingUnits, EmbedderMismatchError } from './embeddingJob.js';
 import { DEFAULT_FUSION, HybridRetriever, type FusionSettings } from './fusion.js';
@@ -41,6 +43,8 @@ export interface RetrievalServiceOptions {
   log?: Logger;
   /** Make the configured embedder the store's one even when the store has another (`chronoql reembed`). */
   replaceStoreEmbedder?: boolean;
+  /** Runs each unit of search work (a query's embedding, a native scan) when its caller's turn comes. */
+  admit?: Admission;
 }
 
 /** While refreshing, a changed native index is saved at most this often (and always on close). */
@@ -72,9 +76,10 @@ export class RetrievalService {
     private readonly indexDirectory: string,
     fusion: FusionSettings,
     private readonly log: Logger | undefined,
+    admit: Admission,
   ) {
     const index = async (unit: SearchUnit): Promise<UnitVectorIndex> => (await this.openIndexes()).get(unit)!;
-    this.dense = new NativeDenseRetriever(repository, embedder, index);
+    this.dense = new NativeDenseRetriever(repository, embedder, index, admit);
     const lexical = new LexicalRetriever(repository);
     this.retrievers = {
       [SearchMode.DENSE]: this.dense,
@@ -101,7 +106,8 @@ export class RetrievalService {
       throw error;
     }
     const indexDirectory = join(options.dataDir, 'indexes', embedder.id.replace(/[^\w.@-]+/g, '_'));
-    return new RetrievalService(repository, embedder, config, options.connection, indexDirectory, options.fusion ?? DEFAULT_FUSION, log);
+    const admit = options.admit ?? admitAll;
+    return new RetrievalService(repository, admittedEmbedder(embedder, config.kind, admit), config, options.connection, indexDirectory, options.fusion ?? DEFAULT_FUSION, log, admit);
   }
 
   get embedderId(): string {

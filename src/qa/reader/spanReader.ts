@@ -12,6 +12,7 @@ import ort from 'onnxruntime-node';
 import { createOnnxEmbedder } from '../../embedding/onnx.js';
 import { ensurePretrainedModel, PRETRAINED_MODELS } from '../../embedding/pretrained.js';
 import type { PretrainedModelName } from '../../embedding/types.js';
+import { admitAll, type Admission } from '../../platform/fairShares.js';
 import { spanText } from '../../text/annotation.js';
 import type { QuestionAnalysis } from '../question.js';
 import { WordEncoder, type WordStates } from './wordEncoder.js';
@@ -59,10 +60,14 @@ export class SpanReader {
     private readonly encoder: WordEncoder,
     private readonly head: ort.InferenceSession,
     private readonly close_: () => Promise<void>,
+    private readonly admit: Admission,
   ) {}
 
-  /** Loads the head from `modelsDir` and its encoder (fetched into `encoderDir` on first use). */
-  static async open(options: { modelsDir: string; encoderDir: string; cacheBytes: number; threads?: number; log?: (message: string) => void }): Promise<SpanReader> {
+  /**
+   * Loads the head from `modelsDir` and its encoder (fetched into `encoderDir` on first use).
+   * Every encoder pass and head run is a unit of CPU work given to `admit`.
+   */
+  static async open(options: { modelsDir: string; encoderDir: string; cacheBytes: number; threads?: number; log?: (message: string) => void; admit?: Admission }): Promise<SpanReader> {
     const info = JSON.parse(readFileSync(join(options.modelsDir, 'reader.json'), 'utf8')) as ReaderModelInfo;
     if (info.wordFeatures.join() !== WORD_FEATURES.join() || info.questionFeatures.join() !== QUESTION_FEATURES.join()) {
       throw new RangeError('models/reader.json was trained on other features than this code computes: retrain it with `chronoql train-reader`');
@@ -79,11 +84,17 @@ export class SpanReader {
     try {
       const head = await ort.InferenceSession.create(headPath, sessionOptions);
       const { queryPrefix, passagePrefix } = PRETRAINED_MODELS[info.encoder];
-      const encoder = new WordEncoder(model, { cacheBytes: options.cacheBytes, prefixes: { query: queryPrefix, passage: passagePrefix } });
-      return new SpanReader(encoder, head, async () => {
-        await head.release();
-        await model.close();
-      });
+      const admit = options.admit ?? admitAll;
+      const encoder = new WordEncoder(model, { cacheBytes: options.cacheBytes, prefixes: { query: queryPrefix, passage: passagePrefix }, admit });
+      return new SpanReader(
+        encoder,
+        head,
+        async () => {
+          await head.release();
+          await model.close();
+        },
+        admit,
+      );
     } catch (error) {
       await model.close();
       throw error;
@@ -159,14 +170,16 @@ export class SpanReader {
       questionFeatureRows.set(row.questionFeatures, r * QUESTION_FEATURES.length);
     });
     const lengths = (values: number[]): ort.Tensor => new ort.Tensor('int64', BigInt64Array.from(values, BigInt), [b]);
-    const result = await this.head.run({
-      passage: new ort.Tensor('float32', passage, [b, lp, d]),
-      passage_features: new ort.Tensor('float32', features, [b, lp, f]),
-      passage_lengths: lengths(rows.map((row) => row.passage.words)),
-      question: new ort.Tensor('float32', question, [b, lq, d]),
-      question_lengths: lengths(rows.map((row) => row.question.words)),
-      question_features: new ort.Tensor('float32', questionFeatureRows, [b, QUESTION_FEATURES.length]),
-    });
+    const result = await this.admit(() =>
+      this.head.run({
+        passage: new ort.Tensor('float32', passage, [b, lp, d]),
+        passage_features: new ort.Tensor('float32', features, [b, lp, f]),
+        passage_lengths: lengths(rows.map((row) => row.passage.words)),
+        question: new ort.Tensor('float32', question, [b, lq, d]),
+        question_lengths: lengths(rows.map((row) => row.question.words)),
+        question_features: new ort.Tensor('float32', questionFeatureRows, [b, QUESTION_FEATURES.length]),
+      }),
+    );
     this.headRuns++;
     const start = result.start_logits!.data as Float32Array;
     const end = result.end_logits!.data as Float32Array;

@@ -9,6 +9,7 @@ import { LRUCache } from 'lru-cache';
 import type { OnnxEmbedder } from '../../embedding/onnx.js';
 import type { TextRole } from '../../embedding/types.js';
 import { normalizeRows } from '../../embedding/vectors.js';
+import { admitAll, type Admission } from '../../platform/fairShares.js';
 
 /** BERT's position table: a longer passage is read in several windows. */
 const MAX_PIECES = 512;
@@ -34,12 +35,15 @@ export class WordEncoder {
   private readonly prefixes: Record<TextRole, number[]>;
   /** Encoder passes run, for the cost report. */
   passesRun = 0;
+  /** Each encoder pass is a unit of CPU work, run when its caller's turn comes. */
+  private readonly admit: Admission;
 
   constructor(
     private readonly model: OnnxEmbedder,
-    options: { cacheBytes: number; prefixes: Record<TextRole, string> },
+    options: { cacheBytes: number; prefixes: Record<TextRole, string>; admit?: Admission },
   ) {
     this.dimension = model.dimension;
+    this.admit = options.admit ?? admitAll;
     this.passages = new LRUCache({ maxSize: Math.max(1, options.cacheBytes), sizeCalculation: (states) => Math.max(1, states.data.byteLength) });
     const bare = model.tokenizer.encode('').ids;
     this.special = { first: bare.slice(0, 1), last: bare.slice(1) };
@@ -57,8 +61,10 @@ export class WordEncoder {
   }
 
   /** Sentence embeddings of whole texts, as queries (for comparing a question with short texts). */
-  embedQueries(texts: readonly string[]): Promise<Float32Array> {
-    return this.model.embed(texts, 'query');
+  async embedQueries(texts: readonly string[]): Promise<Float32Array> {
+    const out = new Float32Array(texts.length * this.dimension);
+    for (let i = 0; i < texts.length; i++) out.set(await this.admit(() => this.model.embed([texts[i]!], 'query')), i * this.dimension);
+    return out;
   }
 
   /** States of the words of each passage, from the cache when the same text was read before. */
@@ -112,7 +118,7 @@ export class WordEncoder {
         end++;
       }
       ids.push(...this.special.last);
-      const { data: states } = await this.model.tokenStates([ids]);
+      const { data: states } = await this.admit(() => this.model.tokenStates([ids]));
       this.passesRun++;
       for (let p = 0; p < ids.length; p++) for (let j = 0; j < d; j++) sentence[j]! += states[p * d + j]!;
       pieces += ids.length;
