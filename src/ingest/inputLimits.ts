@@ -1,3 +1,4 @@
+import { quoteInput } from '../domain/errors.js';
 import { PARAGRAPH_BREAK } from './sentenceSplitter.js';
 
 /**
@@ -61,9 +62,8 @@ export function sizeProblems(article: { id: string; title: string; text: string;
   if (article.title !== article.id) problems.push(...tooLong('"title"', article.title, MAX_TITLE_BYTES));
   if (entries.length <= MAX_INFOBOX_ENTRIES) {
     for (const [attribute, value] of entries) {
-      const shown = attribute.length > 40 ? `${attribute.slice(0, 40)}…` : attribute;
-      problems.push(...tooLong(`the "infobox" attribute name "${shown}"`, attribute, MAX_ATTRIBUTE_BYTES));
-      problems.push(...tooLong(`"infobox"."${shown}"`, value, MAX_FACT_VALUE_BYTES));
+      problems.push(...tooLong(`the "infobox" attribute name ${quoteInput(attribute)}`, attribute, MAX_ATTRIBUTE_BYTES));
+      problems.push(...tooLong(`"infobox".${quoteInput(attribute)}`, value, MAX_FACT_VALUE_BYTES));
     }
   }
   article.text.split(PARAGRAPH_BREAK).forEach((paragraph, index) => {

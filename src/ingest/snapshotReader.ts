@@ -1,4 +1,5 @@
 import { articleIdOf } from '../domain/model.js';
+import { quoteInput } from '../domain/errors.js';
 import { InvalidSnapshotError, type InputProblem } from './errors.js';
 import { attributeKey } from './factDiff.js';
 import { sizeProblems } from './inputLimits.js';
@@ -33,10 +34,10 @@ export function checkArticle(raw: unknown): ArticleInput | string[] {
     const twin = attributeByKey.get(attributeKey(attribute));
     attributeByKey.set(attributeKey(attribute), attribute);
     if (attribute.trim() === '') problems.push('"infobox" has an empty attribute name');
-    else if (twin !== undefined) problems.push(`"infobox" names "${attribute}" and "${twin}", the same attribute`);
+    else if (twin !== undefined) problems.push(`"infobox" names ${quoteInput(attribute)} and ${quoteInput(twin)}, the same attribute`);
     else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
       infobox[attribute.trim()] = String(value).trim();
-    } else problems.push(`"infobox"."${attribute}" must be a string, number or boolean`);
+    } else problems.push(`"infobox".${quoteInput(attribute)} must be a string, number or boolean`);
   }
   problems.push(...illFormedStrings(record, infobox));
   if (problems.length > 0) return problems;
@@ -60,8 +61,8 @@ function illFormedStrings(record: Record<string, unknown>, infobox: Record<strin
     ['"title"', record.title],
     ['"text"', record.text],
     ...Object.entries(infobox).flatMap(([attribute, value]): Array<[string, unknown]> => [
-      ['an "infobox" attribute name', attribute],
-      [`"infobox"."${attribute.replace(LONE_SURROGATE, '\uFFFD')}"`, value],
+      [`the "infobox" attribute name ${quoteInput(attribute)}`, attribute],
+      [`"infobox".${quoteInput(attribute)}`, value],
     ]),
   ];
   return fields.flatMap(([field, value]) => {
@@ -94,7 +95,7 @@ export function checkArticles(raws: Array<{ value: unknown; line: number }>, sou
     }
     const seenAt = firstLineOfId.get(article.id);
     if (seenAt !== undefined) {
-      problems.push({ source, line, message: `article "${article.id}" appears twice (first at line ${seenAt})` });
+      problems.push({ source, line, message: `article ${quoteInput(article.id)} appears twice (first at line ${seenAt})` });
       continue;
     }
     firstLineOfId.set(article.id, line);

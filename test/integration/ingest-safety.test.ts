@@ -50,7 +50,7 @@ describe('ingest safety', () => {
       (error: unknown) =>
         error instanceof InvalidSnapshotError &&
         error.problems.some((p) => p.message === '"id" has a lone UTF-16 surrogate at character 4 (not valid Unicode)') &&
-        error.problems.some((p) => /an "infobox" attribute name has a lone UTF-16 surrogate at character 5/.test(p.message)) &&
+        error.problems.some((p) => p.message === 'the "infobox" attribute name "Lead\\udc00er" has a lone UTF-16 surrogate at character 5 (not valid Unicode)') &&
         error.problems.some((p) => /"infobox"."Capital" has a lone UTF-16 surrogate at character 2/.test(p.message)),
     );
     const { errors, data } = await execute(

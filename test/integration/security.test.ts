@@ -274,6 +274,16 @@ describe('access control', () => {
     assert.equal(entries[0]!.level, 40);
     assert.equal(entries[0]!.code, told.extensions.code);
     assert.equal(entries[0]!.message, told.message);
+
+    // A 900 KB cursor was quoted back whole, to the caller and into one log line.
+    const cursor = 'A'.repeat(900_000);
+    const beforeCursor = logs.length;
+    const { body: refused } = await post(server, 'query($after: String) { articles(after: $after) { totalCount } }', { variables: { after: cursor } });
+    const message = refused.errors![0]!.message;
+    assert.ok(message.length < 200, `the error quotes ${message.length} characters back`);
+    assert.match(message, /^"A{48}…" \(900,000 characters\) is not a cursor of this list$/);
+    const longest = Math.max(...logs.slice(beforeCursor).map((line) => line.length));
+    assert.ok(longest < 2_000, `the longest log line has ${longest} characters`);
   });
 
   it('logs every error it masks as INTERNAL_SERVER_ERROR once, with its stack, request id, operation and path', async () => {
