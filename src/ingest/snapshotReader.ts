@@ -82,9 +82,12 @@ function infoboxEntries(infobox: unknown, problems: string[]): Array<[string, un
   return [];
 }
 
-/** Validates a whole snapshot: every article well-formed, no id twice. Throws with every problem found. */
-export function checkArticles(raws: Array<{ value: unknown; line: number }>, source: string): ArticleInput[] {
-  const problems: InputProblem[] = [];
+/**
+ * Validates a whole snapshot: every article well-formed, no id twice. Throws with every problem
+ * found, in line order with those met while reading it (`readProblems`), each once.
+ */
+export function checkArticles(raws: Array<{ value: unknown; line: number }>, source: string, readProblems: readonly InputProblem[] = []): ArticleInput[] {
+  const problems: InputProblem[] = [...readProblems];
   const articles: ArticleInput[] = [];
   const firstLineOfId = new Map<string, number>();
   for (const { value, line } of raws) {
@@ -102,21 +105,12 @@ export function checkArticles(raws: Array<{ value: unknown; line: number }>, sou
     articles.push(article);
   }
   if (articles.length === 0 && problems.length === 0) problems.push({ source, line: 1, message: 'no articles' });
-  if (problems.length > 0) throw new InvalidSnapshotError(problems);
+  if (problems.length > 0) throw new InvalidSnapshotError(problems.sort((a, b) => a.line - b.line));
   return articles;
 }
 
 /** Reads a JSON Lines snapshot file completely and validates it before anything is written. */
 export async function readSnapshotFile(path: string): Promise<ArticleInput[]> {
   const { source, parsed, problems } = await readJsonLines(path);
-  try {
-    const articles = checkArticles(parsed, source);
-    if (problems.length > 0) throw new InvalidSnapshotError(problems);
-    return articles;
-  } catch (error) {
-    if (error instanceof InvalidSnapshotError) {
-      throw new InvalidSnapshotError([...problems, ...error.problems].sort((a, b) => a.line - b.line));
-    }
-    throw error;
-  }
+  return checkArticles(parsed, source, problems);
 }

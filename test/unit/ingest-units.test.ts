@@ -182,6 +182,32 @@ describe('snapshot reader', () => {
       return true;
     });
   });
+
+  it('refuses bytes that are not UTF-8 with their line and byte offset (they became U+FFFD)', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'chronoql-'));
+    const file = join(directory, 'latin1.jsonl');
+    // Line 3 spans several read chunks, with four-byte characters across their edges.
+    const long = JSON.stringify({ id: 'C', text: `${'😀é'.repeat(30_000)}.` });
+    await writeFile(file, Buffer.concat([Buffer.from('{"id": "A", "text": "Fine."}\n{"id": "B", "text": "Bad '), Buffer.from([0xff, 0xfe]), Buffer.from(` bytes."}\n${long}\n`)]));
+    await assert.rejects(readSnapshotFile(file), (error: unknown) => {
+      assert.ok(error instanceof InvalidSnapshotError);
+      assert.deepEqual(error.problems, [{ source: 'latin1.jsonl', line: 2, message: 'invalid UTF-8 at byte offset 54 of the file (byte 26 of the line: ff); the file must be UTF-8 text' }]);
+      return true;
+    });
+    await writeFile(file, `${long}\n`);
+    assert.equal((await readSnapshotFile(file))[0]!.text, JSON.parse(long).text);
+  });
+
+  it('reports a truncated last line once (it was reported twice)', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'chronoql-'));
+    const file = join(directory, 'cut.jsonl');
+    await writeFile(file, '{"id": "A", "text": "Fine."}\n{"id": "B", "text": "Cut sho');
+    await assert.rejects(readSnapshotFile(file), (error: unknown) => {
+      assert.ok(error instanceof InvalidSnapshotError);
+      assert.deepEqual(error.problems.map((p) => [p.line, p.message.split(':')[0]]), [[2, 'invalid JSON']]);
+      return true;
+    });
+  });
 });
 
 describe('input limits', () => {
