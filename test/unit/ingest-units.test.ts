@@ -238,4 +238,14 @@ describe('input limits', () => {
     // Bytes of UTF-8, not characters: 2,041 four-byte characters are 8,164 bytes, past the 2,048 allowed for an id.
     assert.match(sizeProblems({ ...article, id: '😀'.repeat(2041), text: 'Fine.', infobox: {} })[0]!, /"id" is 8,164 bytes/);
   });
+
+  it('measures an attribute name as it is indexed, in NFC and lower case (it was measured before)', () => {
+    // U+1D160 is 4 bytes and decomposes to 12 in NFC; U+023A is 2 bytes and 3 in lower case.
+    const noteName = '\u{1D160}'.repeat(512);
+    const article = { id: 'a', title: 'a', text: 'Fine.', infobox: { [noteName]: 'x', ['\u023A'.repeat(1024)]: 'y', ['\u{1D160}'.repeat(170)]: 'z' } };
+    assert.deepEqual(sizeProblems(article), [
+      `the "infobox" attribute name "${'\u{1D160}'.repeat(24)}…" (512 characters) as indexed (Unicode NFC, lower case) is 6,144 bytes of UTF-8; at most 2,048 are allowed`,
+      `the "infobox" attribute name "${'\u023A'.repeat(48)}…" (1,024 characters) as indexed (Unicode NFC, lower case) is 3,072 bytes of UTF-8; at most 2,048 are allowed`,
+    ]);
+  });
 });
