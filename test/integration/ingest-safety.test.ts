@@ -69,6 +69,23 @@ describe('ingest safety', () => {
     assert.equal(stored.article.id, 'smile 😀');
   });
 
+  it('refuses an id or an attribute name with an invisible character, naming it and where it is ("France\\u200b" became a second France)', async () => {
+    await runtime.services.ingest.ingest([article('France', 'France is a country.')], { takenAt: day('2024-01-01'), source: 'test' });
+    const { errors, data } = await execute(
+      runtime,
+      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-02-01", articles: $articles) { articles } }`,
+      { articles: [{ id: 'France\u200b', text: 'A lookalike.' }, { id: 'Spain', text: 'Fine.', infobox: [{ attribute: 'Capital\u00ad', value: 'Madrid' }] }] },
+    );
+    assert.equal(data, null);
+    const refused = errors?.[0]?.originalError;
+    assert.ok(refused instanceof InvalidSnapshotError, String(errors));
+    assert.deepEqual(refused.problems.map((p) => `${p.line}: ${p.message}`), [
+      '1: "id" has an invisible character, U+200B, at character 7: names must be visible throughout',
+      '2: the "infobox" attribute name "Capital\\u00ad" has an invisible character, U+00AD, at character 8: names must be visible throughout',
+    ]);
+    assert.equal(await countNodes(runtime.services.db, 'Article'), 1);
+  });
+
   it('refuses a snapshot dated far in the future, which would block every later one', async () => {
     await assert.rejects(
       runtime.services.ingest.ingest([article('a', 'x.')], { takenAt: day('9999-12-31'), source: 'test' }),

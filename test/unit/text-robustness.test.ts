@@ -17,7 +17,10 @@ import { analyseQuestion } from '../../src/qa/question.js';
 import { SpanReader } from '../../src/qa/reader/spanReader.js';
 import { annotate, candidateSpans } from '../../src/text/annotation.js';
 import { loadConfig } from '../../src/app/config.js';
+import { attributeKey } from '../../src/ingest/factDiff.js';
+import { MAX_ATTRIBUTE_BYTES, MAX_ID_BYTES } from '../../src/ingest/inputLimits.js';
 import { readJsonLines } from '../../src/ingest/jsonLines.js';
+import { checkArticle } from '../../src/ingest/snapshotReader.js';
 
 describe('text robustness', () => {
   it('the crash of a sentence ending in a name connector is gone', () => {
@@ -67,6 +70,29 @@ describe('text robustness', () => {
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+
+  it('ids and attribute names of any Unicode: accepted only well-formed, visible and within their size as indexed', { timeout: 120_000 }, () => {
+    const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
+    const name = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      fc.string({ unit: anyCodeUnit, maxLength: 30 }),
+      fc.string({ unit: 'grapheme', maxLength: 20 }),
+      fc.constantFrom('\u{1D160}'.repeat(512), '\u023A'.repeat(1024), 'France\u200B', 'x'.repeat(3000)),
+    );
+    fc.assert(
+      fc.property(name, name, (id, attribute) => {
+        const checked = checkArticle({ id, text: 'Text.', infobox: { [attribute]: 'value' } });
+        if (Array.isArray(checked)) {
+          assert.ok(checked.every((problem) => problem.length < 500), `a problem quotes its input cut short: ${checked.join('; ').slice(0, 300)}`);
+          return;
+        }
+        for (const accepted of [checked.id, ...Object.keys(checked.infobox)]) assert.doesNotMatch(accepted, /[\p{Cc}\p{Cf}\p{Cs}]/u);
+        assert.ok(Buffer.byteLength(checked.id) <= MAX_ID_BYTES);
+        for (const accepted of Object.keys(checked.infobox)) assert.ok(Buffer.byteLength(attributeKey(accepted)) <= MAX_ATTRIBUTE_BYTES);
+      }),
+      { numRuns: 3000, seed: 20261124 },
+    );
   });
 
   it('the reader (encoder and head) answers arbitrary questions over arbitrary text without throwing', { timeout: 300_000 }, async () => {
