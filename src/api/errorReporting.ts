@@ -49,14 +49,22 @@ function withInputCut(message: string): string {
 }
 
 /**
+ * graphql-js suggests names it knows ("Did you mean \"search\"?", "Did you mean the enum value
+ * \"HYBRID\"?", "Did you mean to use an inline fragment on \"Article\"?"): a map of a schema
+ * that production does not let introspection show.
+ */
+const SUGGESTION = / ?Did you mean [^?]*\?/g;
+
+/**
  * Gives domain errors a stable `extensions.code` (and the input problems, for bad snapshots).
  * Anything unexpected reaches the client as "internal server error" with no stack trace and no
  * database or parser message; development mode adds the original message as `extensions.detail`.
- * Caller input is quoted back cut short.
+ * Caller input is quoted back cut short, and production suggests no names of the schema.
  */
 export function errorFormatter(mode: 'development' | 'production') {
   return (given: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const formatted = { ...given, message: withInputCut(given.message) };
+    const message = withInputCut(given.message);
+    const formatted = { ...given, message: mode === 'production' ? message.replace(SUGGESTION, '') : message };
     const original = unwrapResolverError(error);
     const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
     if (original instanceof InvalidSnapshotError) {

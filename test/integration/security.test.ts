@@ -25,7 +25,7 @@ function post(server: RunningServer, query: string, options: { token?: string; v
 }
 
 /** The first event or error of one subscription, over a fresh connection. */
-async function subscribeOnce(server: RunningServer, options: { connectionParams?: Record<string, unknown>; extensions?: Record<string, unknown>; origin?: string }): Promise<unknown> {
+async function subscribeOnce(server: RunningServer, options: { connectionParams?: Record<string, unknown>; extensions?: Record<string, unknown>; origin?: string; query?: string }): Promise<unknown> {
   const client = createClient({
     url: server.url.replace('http', 'ws'),
     webSocketImpl: class extends WebSocket {
@@ -39,7 +39,7 @@ async function subscribeOnce(server: RunningServer, options: { connectionParams?
   try {
     return await new Promise((resolve) => {
       client.subscribe(
-        { query: 'subscription { changes(afterSeq: 0) { seq } }', extensions: options.extensions },
+        { query: options.query ?? 'subscription { changes(afterSeq: 0) { seq } }', extensions: options.extensions },
         { next: (value) => resolve(value), error: (error) => resolve(error), complete: () => resolve('complete') },
       );
     });
@@ -235,6 +235,25 @@ describe('access control', () => {
     const page = await fetch(server.url, { headers: { accept: 'text/html' } });
     assert.doesNotMatch(await page.text(), /ChronoQL explorer/);
     assert.equal((await post(server, '{ snapshots { id } }')).status, 200);
+  });
+
+  it('suggests no names of the schema in production, over HTTP and WebSocket (enum values still were)', async () => {
+    const production = await serve({ mode: 'production' });
+    const misspelt = [
+      '{ search(query: "x", mode: HYBRI) { id } }',
+      '{ serch(query: "x") { id } }',
+      '{ articles(frst: 1) { totalCount } }',
+      'query($mode: SearchMod) { search(query: "x", mode: $mode) { id } }',
+    ];
+    const answers = await Promise.all(misspelt.map((query) => post(production, query)));
+    answers.push(await post(production, 'query($mode: SearchMode!) { search(query: "x", mode: $mode) { id } }', { variables: { mode: 'HYBRI' } }));
+    const overWebSocket = await subscribeOnce(production, { connectionParams: { Authorization: `Bearer ${reader}` }, query: 'subscription { chnges(afterSeq: 0) { seq } }' });
+    const told = [...answers.map(({ body }) => body.errors), overWebSocket];
+    for (const errors of told) assert.ok(Array.isArray(errors) && errors.length > 0, JSON.stringify(errors));
+    assert.doesNotMatch(JSON.stringify(told), /Did you mean/);
+    // In development introspection shows the schema anyway: suggestions help there.
+    const development = await post(await serve(), misspelt[0]!);
+    assert.match(development.body.errors![0]!.message, /Did you mean the enum value "HYBRID"\?/);
   });
 
   it('cuts off a client that sends its headers too slowly', { timeout: 30_000 }, async () => {
