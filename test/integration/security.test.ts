@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -52,6 +53,18 @@ async function subscribeOnce(server: RunningServer, options: { connectionParams?
 function closeOf(outcome: unknown): string | undefined {
   const close = outcome as { code?: number; reason?: string };
   return typeof close?.code === 'number' ? `${close.code} ${close.reason}` : undefined;
+}
+
+/** The HTTP status of an anonymous query sent from `localAddress` (any of 127.0.0.0/8 reaches a server on 127.0.0.1). */
+function statusFrom(server: RunningServer, localAddress: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(server.url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json' } }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    sent.on('error', reject);
+    sent.end(JSON.stringify({ query: '{ snapshots { id } }' }));
+  });
 }
 
 function codeOf(outcome: unknown): string | undefined {
@@ -211,6 +224,8 @@ describe('access control', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await post(server, '{ snapshots { id } }')).status);
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+    // Another address of the same /24 is the same anonymous caller (each address had its own budget).
+    assert.equal(await statusFrom(server, '127.0.0.2'), 429);
     const limited = await post(server, '{ snapshots { id } }');
     assert.equal(limited.body.errors?.[0]?.extensions.code, 'RATE_LIMITED');
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
