@@ -3,7 +3,7 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import type { Response } from 'express';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { Neo4jError } from 'neo4j-driver';
-import { InvalidInputError } from '../domain/errors.js';
+import { clipInput, InvalidInputError, MAX_QUOTED_CHARACTERS, quoteInput } from '../domain/errors.js';
 import { isDatabaseUnreachable } from '../graph/database.js';
 import { OverloadedError } from '../platform/fairShares.js';
 import { RequestTimeoutError } from '../platform/requestScope.js';
@@ -28,13 +28,44 @@ export function neo4jProblem(error: unknown): { code: string; message: string; r
   return null;
 }
 
+/** A JSON-quoted run of text, or a word: how graphql-js and its scalars quote back names and values of a query. */
+const QUOTED_OR_WORD = /"(?:[^"\\]|\\.)*"|[^\s"]+/g;
+
+/**
+ * A message with every long run of caller input in it cut as `quoteInput` cuts it: graphql-js
+ * quotes a query's values and names whole ("Variable \"$first\" got invalid value …").
+ */
+function withInputCut(message: string): string {
+  if (message.length <= MAX_QUOTED_CHARACTERS) return message;
+  return message.replace(QUOTED_OR_WORD, (run) => {
+    if (run.length <= MAX_QUOTED_CHARACTERS) return run;
+    if (!run.startsWith('"')) return quoteInput(run);
+    try {
+      const text: unknown = JSON.parse(run);
+      return typeof text === 'string' && text.length <= MAX_QUOTED_CHARACTERS ? run : quoteInput(String(text));
+    } catch {
+      return quoteInput(run.slice(1, -1));
+    }
+  });
+}
+
+/**
+ * graphql-js suggests names it knows ("Did you mean \"search\"?", "Did you mean the enum value
+ * \"HYBRID\"?", "Did you mean to use an inline fragment on \"Article\"?"): a map of a schema
+ * that production does not let introspection show.
+ */
+const SUGGESTION = / ?Did you mean [^?]*\?/g;
+
 /**
  * Gives domain errors a stable `extensions.code` (and the input problems, for bad snapshots).
  * Anything unexpected reaches the client as "internal server error" with no stack trace and no
  * database or parser message; development mode adds the original message as `extensions.detail`.
+ * Caller input is quoted back cut short, and production suggests no names of the schema.
  */
 export function errorFormatter(mode: 'development' | 'production') {
-  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+  return (given: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const message = withInputCut(given.message);
+    const formatted = { ...given, message: mode === 'production' ? message.replace(SUGGESTION, '') : message };
     const original = unwrapResolverError(error);
     const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
     if (original instanceof InvalidSnapshotError) {
@@ -95,7 +126,8 @@ export function logClientErrors(
 ): void {
   for (const error of errors) {
     const told = format(asReported(error, transport), error);
-    const where = { requestId: request.requestId, operationName: request.operationName ?? null, path: error.path ?? null, transport };
+    // All three can be the caller's: a WebSocket client names its own subscription ids, and aliases are in the path.
+    const where = { requestId: request.requestId && clipInput(request.requestId), operationName: request.operationName ? clipInput(request.operationName) : null, path: error.path?.map((key) => (typeof key === 'string' ? clipInput(key) : key)) ?? null, transport };
     if (told.extensions?.code === 'INTERNAL_SERVER_ERROR') log.error({ err: unwrapResolverError(error), ...where }, 'internal error');
     else log.warn({ ...where, code: told.extensions?.code ?? null, message: told.message }, 'request refused');
   }

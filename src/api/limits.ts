@@ -51,6 +51,11 @@ export function queryArmor(): ReturnType<ApolloArmor['protect']> {
     // queryCost.ts estimates cost with list sizes, which graphql-armor's cost limit cannot count.
     costLimit: { enabled: false },
     maxDirectives: { n: QUERY_LIMITS.maxDirectives },
+    // Its mask covers HTTP only, and only `Did you mean "name"`: enum values ("Did you mean the
+    // enum value …") and every WebSocket error kept theirs. The error formatter, which both
+    // transports use, drops every suggestion in production; development keeps them, as
+    // introspection shows the schema there anyway.
+    blockFieldSuggestion: { enabled: false },
   }).protect();
 }
 

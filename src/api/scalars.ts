@@ -1,18 +1,19 @@
 import { GraphQLScalarType, Kind, GraphQLError } from 'graphql';
 import { DateTimeISOResolver } from 'graphql-scalars';
+import { quoteInput } from '../domain/errors.js';
 import { parseDateInput } from '../domain/time.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 function parseDateOrDateTime(value: unknown): Date {
-  if (typeof value === 'string' && DATE_ONLY.test(value)) {
-    try {
-      return parseDateInput(value, 'DateTime');
-    } catch (error) {
-      throw new GraphQLError((error as Error).message, { extensions: { code: 'BAD_USER_INPUT' } });
-    }
+  try {
+    if (typeof value === 'string' && DATE_ONLY.test(value)) return parseDateInput(value, 'DateTime');
+    return DateTimeISOResolver.parseValue(value) as Date;
+  } catch {
+    // graphql-scalars' own message quotes the whole value, however long.
+    const given = typeof value === 'string' ? quoteInput(value) : `a ${typeof value}`;
+    throw new GraphQLError(`DateTime: ${given} is not a date (YYYY-MM-DD) or an RFC 3339 date-time`, { extensions: { code: 'BAD_USER_INPUT' } });
   }
-  return DateTimeISOResolver.parseValue(value) as Date;
 }
 
 /**

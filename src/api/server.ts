@@ -17,6 +17,7 @@ import { cutOffResponsePlugin, ResponseBudget } from './responseBudget.js';
 import { inRequestScope, type RequestScope } from '../platform/requestScope.js';
 import { RateUsageRepository } from '../graph/rateUsageRepository.js';
 import { chronoqlEstimator, ListSizeStatistics, operationCost } from './queryCost.js';
+import { anonymousCaller } from './clientAddress.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from '../platform/logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
@@ -62,8 +63,9 @@ export const HTTP_LIMITS = { headersMs: 10_000, requestMs: 30_000 } as const;
 /** A caller-supplied request id is kept when it is short and plain, so it can be logged as it is. */
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
+/** An anonymous client is its network, not its exact address (clientAddress.ts). */
 function addressOf(request: IncomingMessage): string {
-  return `address:${request.socket.remoteAddress}`;
+  return anonymousCaller(request.socket.remoteAddress);
 }
 
 /** Whose budget a request spends: the credential's, or an anonymous client's address. */

@@ -8,6 +8,15 @@ export function articleIdOf(text: string): string {
   return text.trim().normalize('NFC');
 }
 
+/**
+ * A character that does not show: a control (Cc), a format character (Cf: zero-width spaces and
+ * joiners, direction marks and overrides, the byte-order mark, the soft hyphen, tags), a line or
+ * paragraph separator, or another of Unicode's default-ignorable code points (variation
+ * selectors, Hangul fillers, the combining grapheme joiner). A name with one looks like another
+ * name and is not it.
+ */
+export const INVISIBLE_CHARACTER = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+
 export enum SentenceLabel {
   UNCHANGED = 'UNCHANGED',
   CHANGED = 'CHANGED',

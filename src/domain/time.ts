@@ -16,7 +16,7 @@
  * minute (the native index) filters afterwards and may come up short: `deepenUntilEnoughValid`
  * is the one policy every such search follows.
  */
-import { InvalidInputError } from './errors.js';
+import { InvalidInputError, quoteInput } from './errors.js';
 export interface ValidInterval {
   validFrom: Date;
   validTo: Date | null;
@@ -99,7 +99,7 @@ export function parseDateInput(text: string, what: string): Date {
   const trimmed = text.trim();
   const date = DATE_ONLY.test(trimmed) ? new Date(`${trimmed}T00:00:00.000Z`) : new Date(trimmed);
   if (Number.isNaN(date.getTime()) || (DATE_ONLY.test(trimmed) && date.toISOString().slice(0, 10) !== trimmed)) {
-    throw new InvalidInputError(`${what}: "${text}" is not a date (YYYY-MM-DD) or an ISO 8601 date-time`);
+    throw new InvalidInputError(`${what}: ${quoteInput(text)} is not a date (YYYY-MM-DD) or an ISO 8601 date-time`);
   }
   return date;
 }

@@ -7,7 +7,7 @@ import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { isoDay } from '../domain/time.js';
 import { planArticle, planIsEmpty } from './articlePlan.js';
 import type { ArticlePlan } from '../domain/plan.js';
-import { InvalidInputError } from '../domain/errors.js';
+import { InvalidInputError, quoteInput } from '../domain/errors.js';
 import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, SnapshotOrderError } from './errors.js';
 import { transactionBatches } from './inputLimits.js';
 import { rollBackSnapshot, type RollbackReport } from './snapshotRollback.js';
@@ -217,7 +217,7 @@ export class IngestService {
     return this.holdingLease(leaseWaitMs, async (owner, leaseLost) => {
       const snapshots = new SnapshotRepository(this.db);
       const snapshot = (await snapshots.list()).find((stored) => stored.id === snapshotId);
-      if (!snapshot) throw new InvalidInputError(`no snapshot has the id "${snapshotId}" (\`chronoql snapshots list\` shows them); nothing changed`);
+      if (!snapshot) throw new InvalidInputError(`no snapshot has the id ${quoteInput(snapshotId)} (\`chronoql snapshots list\` shows them); nothing changed`);
       if (snapshot.status !== SnapshotStatus.INGESTING) {
         throw new SnapshotOrderError(`snapshot ${snapshotId} is ${snapshot.status}; only an interrupted snapshot (INGESTING) can be abandoned (nothing changed)`);
       }

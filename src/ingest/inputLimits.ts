@@ -1,3 +1,5 @@
+import { quoteInput } from '../domain/errors.js';
+import { attributeKey } from './factDiff.js';
 import { PARAGRAPH_BREAK } from './sentenceSplitter.js';
 
 /**
@@ -61,9 +63,11 @@ export function sizeProblems(article: { id: string; title: string; text: string;
   if (article.title !== article.id) problems.push(...tooLong('"title"', article.title, MAX_TITLE_BYTES));
   if (entries.length <= MAX_INFOBOX_ENTRIES) {
     for (const [attribute, value] of entries) {
-      const shown = attribute.length > 40 ? `${attribute.slice(0, 40)}…` : attribute;
-      problems.push(...tooLong(`the "infobox" attribute name "${shown}"`, attribute, MAX_ATTRIBUTE_BYTES));
-      problems.push(...tooLong(`"infobox"."${shown}"`, value, MAX_FACT_VALUE_BYTES));
+      const name = `the "infobox" attribute name ${quoteInput(attribute)}`;
+      const nameTooLong = tooLong(name, attribute, MAX_ATTRIBUTE_BYTES);
+      // It is also indexed as its key (Unicode NFC, lower case), which can be longer: 512 × U+1D160 are 2,048 bytes, and 6,144 in NFC.
+      problems.push(...(nameTooLong.length > 0 ? nameTooLong : tooLong(`${name} as indexed (Unicode NFC, lower case)`, attributeKey(attribute), MAX_ATTRIBUTE_BYTES)));
+      problems.push(...tooLong(`"infobox".${quoteInput(attribute)}`, value, MAX_FACT_VALUE_BYTES));
     }
   }
   article.text.split(PARAGRAPH_BREAK).forEach((paragraph, index) => {

@@ -1,4 +1,5 @@
-import { articleIdOf } from '../domain/model.js';
+import { articleIdOf, INVISIBLE_CHARACTER } from '../domain/model.js';
+import { quoteInput } from '../domain/errors.js';
 import { InvalidSnapshotError, type InputProblem } from './errors.js';
 import { attributeKey } from './factDiff.js';
 import { sizeProblems } from './inputLimits.js';
@@ -33,12 +34,12 @@ export function checkArticle(raw: unknown): ArticleInput | string[] {
     const twin = attributeByKey.get(attributeKey(attribute));
     attributeByKey.set(attributeKey(attribute), attribute);
     if (attribute.trim() === '') problems.push('"infobox" has an empty attribute name');
-    else if (twin !== undefined) problems.push(`"infobox" names "${attribute}" and "${twin}", the same attribute`);
+    else if (twin !== undefined) problems.push(`"infobox" names ${quoteInput(attribute)} and ${quoteInput(twin)}, the same attribute`);
     else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
       infobox[attribute.trim()] = String(value).trim();
-    } else problems.push(`"infobox"."${attribute}" must be a string, number or boolean`);
+    } else problems.push(`"infobox".${quoteInput(attribute)} must be a string, number or boolean`);
   }
-  problems.push(...illFormedStrings(record, infobox));
+  problems.push(...unusableCharacters(record, infobox));
   if (problems.length > 0) return problems;
   // One name, one article: the composed (NFC) and decomposed (NFD) spellings of "Café" look alike and must not become two.
   const id = articleIdOf(record.id as string);
@@ -48,25 +49,38 @@ export function checkArticle(raw: unknown): ArticleInput | string[] {
 }
 
 // With the u flag a valid surrogate pair is one code point, so this matches only lone halves.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** Where `pattern` first matches in `text`, counted in characters (code points) from 1, with the character. */
+function firstMatch(text: string, pattern: RegExp): { position: number; codePoint: string } | null {
+  const index = text.search(pattern);
+  if (index < 0) return null;
+  const codePoint = `U+${text.codePointAt(index)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return { position: [...text.slice(0, index)].length + 1, codePoint };
+}
 
 /**
  * Strings with a lone UTF-16 surrogate are not Unicode: Neo4j would store them with U+FFFD in its
- * place, so an article id would no longer match itself. Refused with the field and position.
+ * place, so an article id would no longer match itself. Names (the id and attribute names) must
+ * also be visible throughout: "France\u200b" became a second France, and ranked first in search.
+ * Each is refused with the field, the character and its position.
  */
-function illFormedStrings(record: Record<string, unknown>, infobox: Record<string, string>): string[] {
-  const fields: Array<[string, unknown]> = [
-    ['"id"', record.id],
-    ['"title"', record.title],
-    ['"text"', record.text],
-    ...Object.entries(infobox).flatMap(([attribute, value]): Array<[string, unknown]> => [
-      ['an "infobox" attribute name', attribute],
-      [`"infobox"."${attribute.replace(LONE_SURROGATE, '\uFFFD')}"`, value],
+function unusableCharacters(record: Record<string, unknown>, infobox: Record<string, string>): string[] {
+  const fields: Array<{ field: string; value: unknown; name?: boolean }> = [
+    { field: '"id"', value: typeof record.id === 'string' ? record.id.trim() : record.id, name: true },
+    { field: '"title"', value: record.title },
+    { field: '"text"', value: record.text },
+    ...Object.entries(infobox).flatMap(([attribute, value]) => [
+      { field: `the "infobox" attribute name ${quoteInput(attribute)}`, value: attribute, name: true },
+      { field: `"infobox".${quoteInput(attribute)}`, value },
     ]),
   ];
-  return fields.flatMap(([field, value]) => {
-    const at = typeof value === 'string' ? value.search(LONE_SURROGATE) : -1;
-    return at < 0 ? [] : [`${field} has a lone UTF-16 surrogate at character ${at + 1} (not valid Unicode)`];
+  return fields.flatMap(({ field, value, name }) => {
+    if (typeof value !== 'string') return [];
+    const lone = firstMatch(value, LONE_SURROGATE);
+    if (lone) return [`${field} has a lone UTF-16 surrogate at character ${lone.position} (not valid Unicode)`];
+    const invisible = name ? firstMatch(value, INVISIBLE_CHARACTER) : null;
+    return invisible ? [`${field} has an invisible character, ${invisible.codePoint}, at character ${invisible.position}: names must be visible throughout`] : [];
   });
 }
 
@@ -81,9 +95,12 @@ function infoboxEntries(infobox: unknown, problems: string[]): Array<[string, un
   return [];
 }
 
-/** Validates a whole snapshot: every article well-formed, no id twice. Throws with every problem found. */
-export function checkArticles(raws: Array<{ value: unknown; line: number }>, source: string): ArticleInput[] {
-  const problems: InputProblem[] = [];
+/**
+ * Validates a whole snapshot: every article well-formed, no id twice. Throws with every problem
+ * found, in line order with those met while reading it (`readProblems`), each once.
+ */
+export function checkArticles(raws: Array<{ value: unknown; line: number }>, source: string, readProblems: readonly InputProblem[] = []): ArticleInput[] {
+  const problems: InputProblem[] = [...readProblems];
   const articles: ArticleInput[] = [];
   const firstLineOfId = new Map<string, number>();
   for (const { value, line } of raws) {
@@ -94,28 +111,19 @@ export function checkArticles(raws: Array<{ value: unknown; line: number }>, sou
     }
     const seenAt = firstLineOfId.get(article.id);
     if (seenAt !== undefined) {
-      problems.push({ source, line, message: `article "${article.id}" appears twice (first at line ${seenAt})` });
+      problems.push({ source, line, message: `article ${quoteInput(article.id)} appears twice (first at line ${seenAt})` });
       continue;
     }
     firstLineOfId.set(article.id, line);
     articles.push(article);
   }
   if (articles.length === 0 && problems.length === 0) problems.push({ source, line: 1, message: 'no articles' });
-  if (problems.length > 0) throw new InvalidSnapshotError(problems);
+  if (problems.length > 0) throw new InvalidSnapshotError(problems.sort((a, b) => a.line - b.line));
   return articles;
 }
 
 /** Reads a JSON Lines snapshot file completely and validates it before anything is written. */
 export async function readSnapshotFile(path: string): Promise<ArticleInput[]> {
   const { source, parsed, problems } = await readJsonLines(path);
-  try {
-    const articles = checkArticles(parsed, source);
-    if (problems.length > 0) throw new InvalidSnapshotError(problems);
-    return articles;
-  } catch (error) {
-    if (error instanceof InvalidSnapshotError) {
-      throw new InvalidSnapshotError([...problems, ...error.problems].sort((a, b) => a.line - b.line));
-    }
-    throw error;
-  }
+  return checkArticles(parsed, source, problems);
 }

@@ -50,7 +50,7 @@ describe('ingest safety', () => {
       (error: unknown) =>
         error instanceof InvalidSnapshotError &&
         error.problems.some((p) => p.message === '"id" has a lone UTF-16 surrogate at character 4 (not valid Unicode)') &&
-        error.problems.some((p) => /an "infobox" attribute name has a lone UTF-16 surrogate at character 5/.test(p.message)) &&
+        error.problems.some((p) => p.message === 'the "infobox" attribute name "Lead\\udc00er" has a lone UTF-16 surrogate at character 5 (not valid Unicode)') &&
         error.problems.some((p) => /"infobox"."Capital" has a lone UTF-16 surrogate at character 2/.test(p.message)),
     );
     const { errors, data } = await execute(
@@ -67,6 +67,23 @@ describe('ingest safety', () => {
     assert.equal(ok.snapshot.status, 'COMPLETE');
     const { data: stored } = await execute(runtime, `{ article(id: "smile 😀") { id } }`);
     assert.equal(stored.article.id, 'smile 😀');
+  });
+
+  it('refuses an id or an attribute name with an invisible character, naming it and where it is ("France\\u200b" became a second France)', async () => {
+    await runtime.services.ingest.ingest([article('France', 'France is a country.')], { takenAt: day('2024-01-01'), source: 'test' });
+    const { errors, data } = await execute(
+      runtime,
+      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-02-01", articles: $articles) { articles } }`,
+      { articles: [{ id: 'France\u200b', text: 'A lookalike.' }, { id: 'Spain', text: 'Fine.', infobox: [{ attribute: 'Capital\u00ad', value: 'Madrid' }] }] },
+    );
+    assert.equal(data, null);
+    const refused = errors?.[0]?.originalError;
+    assert.ok(refused instanceof InvalidSnapshotError, String(errors));
+    assert.deepEqual(refused.problems.map((p) => `${p.line}: ${p.message}`), [
+      '1: "id" has an invisible character, U+200B, at character 7: names must be visible throughout',
+      '2: the "infobox" attribute name "Capital\\u00ad" has an invisible character, U+00AD, at character 8: names must be visible throughout',
+    ]);
+    assert.equal(await countNodes(runtime.services.db, 'Article'), 1);
   });
 
   it('refuses a snapshot dated far in the future, which would block every later one', async () => {

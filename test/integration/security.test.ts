@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -25,7 +26,7 @@ function post(server: RunningServer, query: string, options: { token?: string; v
 }
 
 /** The first event or error of one subscription, over a fresh connection. */
-async function subscribeOnce(server: RunningServer, options: { connectionParams?: Record<string, unknown>; extensions?: Record<string, unknown>; origin?: string }): Promise<unknown> {
+async function subscribeOnce(server: RunningServer, options: { connectionParams?: Record<string, unknown>; extensions?: Record<string, unknown>; origin?: string; query?: string }): Promise<unknown> {
   const client = createClient({
     url: server.url.replace('http', 'ws'),
     webSocketImpl: class extends WebSocket {
@@ -39,7 +40,7 @@ async function subscribeOnce(server: RunningServer, options: { connectionParams?
   try {
     return await new Promise((resolve) => {
       client.subscribe(
-        { query: 'subscription { changes(afterSeq: 0) { seq } }', extensions: options.extensions },
+        { query: options.query ?? 'subscription { changes(afterSeq: 0) { seq } }', extensions: options.extensions },
         { next: (value) => resolve(value), error: (error) => resolve(error), complete: () => resolve('complete') },
       );
     });
@@ -52,6 +53,18 @@ async function subscribeOnce(server: RunningServer, options: { connectionParams?
 function closeOf(outcome: unknown): string | undefined {
   const close = outcome as { code?: number; reason?: string };
   return typeof close?.code === 'number' ? `${close.code} ${close.reason}` : undefined;
+}
+
+/** The HTTP status of an anonymous query sent from `localAddress` (any of 127.0.0.0/8 reaches a server on 127.0.0.1). */
+function statusFrom(server: RunningServer, localAddress: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(server.url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json' } }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    sent.on('error', reject);
+    sent.end(JSON.stringify({ query: '{ snapshots { id } }' }));
+  });
 }
 
 function codeOf(outcome: unknown): string | undefined {
@@ -211,6 +224,8 @@ describe('access control', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await post(server, '{ snapshots { id } }')).status);
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+    // Another address of the same /24 is the same anonymous caller (each address had its own budget).
+    assert.equal(await statusFrom(server, '127.0.0.2'), 429);
     const limited = await post(server, '{ snapshots { id } }');
     assert.equal(limited.body.errors?.[0]?.extensions.code, 'RATE_LIMITED');
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
@@ -235,6 +250,25 @@ describe('access control', () => {
     const page = await fetch(server.url, { headers: { accept: 'text/html' } });
     assert.doesNotMatch(await page.text(), /ChronoQL explorer/);
     assert.equal((await post(server, '{ snapshots { id } }')).status, 200);
+  });
+
+  it('suggests no names of the schema in production, over HTTP and WebSocket (enum values still were)', async () => {
+    const production = await serve({ mode: 'production' });
+    const misspelt = [
+      '{ search(query: "x", mode: HYBRI) { id } }',
+      '{ serch(query: "x") { id } }',
+      '{ articles(frst: 1) { totalCount } }',
+      'query($mode: SearchMod) { search(query: "x", mode: $mode) { id } }',
+    ];
+    const answers = await Promise.all(misspelt.map((query) => post(production, query)));
+    answers.push(await post(production, 'query($mode: SearchMode!) { search(query: "x", mode: $mode) { id } }', { variables: { mode: 'HYBRI' } }));
+    const overWebSocket = await subscribeOnce(production, { connectionParams: { Authorization: `Bearer ${reader}` }, query: 'subscription { chnges(afterSeq: 0) { seq } }' });
+    const told = [...answers.map(({ body }) => body.errors), overWebSocket];
+    for (const errors of told) assert.ok(Array.isArray(errors) && errors.length > 0, JSON.stringify(errors));
+    assert.doesNotMatch(JSON.stringify(told), /Did you mean/);
+    // In development introspection shows the schema anyway: suggestions help there.
+    const development = await post(await serve(), misspelt[0]!);
+    assert.match(development.body.errors![0]!.message, /Did you mean the enum value "HYBRID"\?/);
   });
 
   it('cuts off a client that sends its headers too slowly', { timeout: 30_000 }, async () => {
@@ -274,6 +308,16 @@ describe('access control', () => {
     assert.equal(entries[0]!.level, 40);
     assert.equal(entries[0]!.code, told.extensions.code);
     assert.equal(entries[0]!.message, told.message);
+
+    // A 900 KB cursor was quoted back whole, to the caller and into one log line.
+    const cursor = 'A'.repeat(900_000);
+    const beforeCursor = logs.length;
+    const { body: refused } = await post(server, 'query($after: String) { articles(after: $after) { totalCount } }', { variables: { after: cursor } });
+    const message = refused.errors![0]!.message;
+    assert.ok(message.length < 200, `the error quotes ${message.length} characters back`);
+    assert.match(message, /^"A{48}…" \(900,000 characters\) is not a cursor of this list$/);
+    const longest = Math.max(...logs.slice(beforeCursor).map((line) => line.length));
+    assert.ok(longest < 2_000, `the longest log line has ${longest} characters`);
   });
 
   it('logs every error it masks as INTERNAL_SERVER_ERROR once, with its stack, request id, operation and path', async () => {

@@ -102,6 +102,9 @@ describe('WebSocket connections', () => {
     assert.notEqual(outcome, 'open', 'an anonymous connection that never subscribes is closed');
     assert.equal((outcome as { code: number }).code, UNAUTHORIZED_CLOSE_CODE);
     assert.match((outcome as { reason: string }).reason, /^Unauthorized: no credential/);
+    // One that never sends connection_init is closed the same way (README said 4408, graphql-ws's own code).
+    const silent = await closedWithin(await connect(server), 5_000);
+    assert.equal((silent as { code: number }).code, UNAUTHORIZED_CLOSE_CODE);
 
     const bogus = await connect(server, { Authorization: 'Bearer cq_bogus' });
     const refused = await closedWithin(bogus, 5_000);

@@ -182,6 +182,32 @@ describe('snapshot reader', () => {
       return true;
     });
   });
+
+  it('refuses bytes that are not UTF-8 with their line and byte offset (they became U+FFFD)', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'chronoql-'));
+    const file = join(directory, 'latin1.jsonl');
+    // Line 3 spans several read chunks, with four-byte characters across their edges.
+    const long = JSON.stringify({ id: 'C', text: `${'😀é'.repeat(30_000)}.` });
+    await writeFile(file, Buffer.concat([Buffer.from('{"id": "A", "text": "Fine."}\n{"id": "B", "text": "Bad '), Buffer.from([0xff, 0xfe]), Buffer.from(` bytes."}\n${long}\n`)]));
+    await assert.rejects(readSnapshotFile(file), (error: unknown) => {
+      assert.ok(error instanceof InvalidSnapshotError);
+      assert.deepEqual(error.problems, [{ source: 'latin1.jsonl', line: 2, message: 'invalid UTF-8 at byte offset 54 of the file (byte 26 of the line: ff); the file must be UTF-8 text' }]);
+      return true;
+    });
+    await writeFile(file, `${long}\n`);
+    assert.equal((await readSnapshotFile(file))[0]!.text, JSON.parse(long).text);
+  });
+
+  it('reports a truncated last line once (it was reported twice)', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'chronoql-'));
+    const file = join(directory, 'cut.jsonl');
+    await writeFile(file, '{"id": "A", "text": "Fine."}\n{"id": "B", "text": "Cut sho');
+    await assert.rejects(readSnapshotFile(file), (error: unknown) => {
+      assert.ok(error instanceof InvalidSnapshotError);
+      assert.deepEqual(error.problems.map((p) => [p.line, p.message.split(':')[0]]), [[2, 'invalid JSON']]);
+      return true;
+    });
+  });
 });
 
 describe('input limits', () => {
@@ -211,5 +237,15 @@ describe('input limits', () => {
     ]);
     // Bytes of UTF-8, not characters: 2,041 four-byte characters are 8,164 bytes, past the 2,048 allowed for an id.
     assert.match(sizeProblems({ ...article, id: '😀'.repeat(2041), text: 'Fine.', infobox: {} })[0]!, /"id" is 8,164 bytes/);
+  });
+
+  it('measures an attribute name as it is indexed, in NFC and lower case (it was measured before)', () => {
+    // U+1D160 is 4 bytes and decomposes to 12 in NFC; U+023A is 2 bytes and 3 in lower case.
+    const noteName = '\u{1D160}'.repeat(512);
+    const article = { id: 'a', title: 'a', text: 'Fine.', infobox: { [noteName]: 'x', ['\u023A'.repeat(1024)]: 'y', ['\u{1D160}'.repeat(170)]: 'z' } };
+    assert.deepEqual(sizeProblems(article), [
+      `the "infobox" attribute name "${'\u{1D160}'.repeat(24)}…" (512 characters) as indexed (Unicode NFC, lower case) is 6,144 bytes of UTF-8; at most 2,048 are allowed`,
+      `the "infobox" attribute name "${'\u023A'.repeat(48)}…" (1,024 characters) as indexed (Unicode NFC, lower case) is 3,072 bytes of UTF-8; at most 2,048 are allowed`,
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildSchema, graphql, GraphQLError, parse, type GraphQLSchema } from 'graphql';
+import { anonymousCaller, clientNetwork } from '../../src/api/clientAddress.js';
 import { asReported, errorFormatter } from '../../src/api/errorReporting.js';
 import { QUERY_LIMITS } from '../../src/api/limits.js';
 import { chronoqlEstimator, MIN_LIST_SIZES, operationCost, type ListSizes } from '../../src/api/queryCost.js';
@@ -230,5 +231,18 @@ describe('error codes', () => {
   it('tells a caller OVERLOADED, with when to retry, when the server sheds its work', () => {
     const error = new GraphQLError('busy', { originalError: new OverloadedError('busy', 2), path: ['search'] });
     assert.deepEqual(format(asReported(error, 'http'), error).extensions, { code: 'OVERLOADED', retryAfterSeconds: 2 });
+  });
+});
+
+describe('anonymous callers', () => {
+  it('are counted by network, so rotating addresses within one spends one budget: IPv4 /24, IPv6 /64, IPv4-mapped IPv6 as IPv4', () => {
+    assert.deepEqual(
+      ['203.0.113.77', '::ffff:203.0.113.9', '::FFFF:CB00:7109', '2001:db8:0:7:1:2:3:4', '2001:0db8:0000:0007:ffff::1', '2001:db8::1', 'fe80::1%eth0', '::1'].map(clientNetwork),
+      ['203.0.113.0/24', '203.0.113.0/24', '203.0.113.0/24', '2001:db8:0:7::/64', '2001:db8:0:7::/64', '2001:db8:0:0::/64', 'fe80:0:0:0::/64', '0:0:0:0::/64'],
+    );
+    assert.equal(anonymousCaller('198.51.100.1'), anonymousCaller('198.51.100.254'));
+    assert.notEqual(anonymousCaller('198.51.100.1'), anonymousCaller('198.51.101.1'));
+    assert.notEqual(anonymousCaller('2001:db8:0:7::1'), anonymousCaller('2001:db8:0:8::1'));
+    assert.equal(clientNetwork(undefined), 'unknown', 'a socket already closed');
   });
 });

@@ -1,9 +1,14 @@
 /**
  * No text makes the annotation, question reading and reader code throw: real paragraphs cut at
  * every token (a retrieved sentence often ends mid-phrase, "She studied at the University of"),
- * and arbitrary Unicode, lone surrogates and control characters included.
+ * and arbitrary Unicode, lone surrogates and control characters included. Snapshot input of any
+ * bytes and any Unicode is refused where it must be, and said where.
  */
 import assert from 'node:assert/strict';
+import { isUtf8 } from 'node:buffer';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readEverything } from '../support/textFuzz.js';
 import fc from 'fast-check';
@@ -12,6 +17,10 @@ import { analyseQuestion } from '../../src/qa/question.js';
 import { SpanReader } from '../../src/qa/reader/spanReader.js';
 import { annotate, candidateSpans } from '../../src/text/annotation.js';
 import { loadConfig } from '../../src/app/config.js';
+import { attributeKey } from '../../src/ingest/factDiff.js';
+import { MAX_ATTRIBUTE_BYTES, MAX_ID_BYTES } from '../../src/ingest/inputLimits.js';
+import { readJsonLines } from '../../src/ingest/jsonLines.js';
+import { checkArticle } from '../../src/ingest/snapshotReader.js';
 
 describe('text robustness', () => {
   it('the crash of a sentence ending in a name connector is gone', () => {
@@ -32,6 +41,55 @@ describe('text robustness', () => {
     fc.assert(
       fc.property(text, text, (question, passage) => {
         readEverything(question, passage);
+      }),
+      { numRuns: 3000, seed: 20261124 },
+    );
+  });
+
+  it('snapshot lines of any bytes: each line that is not UTF-8 is reported once, where its bad bytes start; the others decode as UTF-8', { timeout: 120_000 }, async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'chronoql-fuzz-'));
+    const file = join(directory, 'any.jsonl');
+    const text = fc.string({ unit: 'grapheme', maxLength: 30 }).map((id) => Buffer.from(JSON.stringify({ id, text: 'x' })));
+    const bytes = fc.uint8Array({ maxLength: 40 }).map((array) => Buffer.from(array.filter((byte) => byte !== 0x0a)));
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.oneof(text, bytes), { maxLength: 8 }), async (lines) => {
+          await writeFile(file, Buffer.concat(lines.flatMap((line) => [line, Buffer.from('\n')])));
+          const { parsed, problems } = await readJsonLines(file);
+          assert.equal(new Set(problems.map((problem) => problem.line)).size, problems.length, 'one problem a line');
+          const notUtf8 = problems.filter((problem) => problem.message.startsWith('invalid UTF-8'));
+          assert.deepEqual(notUtf8.map((problem) => problem.line), lines.flatMap((line, i) => (isUtf8(line) ? [] : [i + 1])));
+          for (const { line, message } of notUtf8) {
+            const start = Number(/\(byte (\d+) of the line/.exec(message)![1]) - 1;
+            assert.ok(isUtf8(lines[line - 1]!.subarray(0, start)) && !isUtf8(lines[line - 1]!.subarray(start)), message);
+          }
+          for (const { line, value } of parsed) assert.deepEqual(value, JSON.parse(lines[line - 1]!.toString('utf8')));
+        }),
+        { numRuns: 300, seed: 20261124 },
+      );
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('ids and attribute names of any Unicode: accepted only well-formed, visible and within their size as indexed', { timeout: 120_000 }, () => {
+    const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
+    const name = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      fc.string({ unit: anyCodeUnit, maxLength: 30 }),
+      fc.string({ unit: 'grapheme', maxLength: 20 }),
+      fc.constantFrom('\u{1D160}'.repeat(512), '\u023A'.repeat(1024), 'France\u200B', 'x'.repeat(3000)),
+    );
+    fc.assert(
+      fc.property(name, name, (id, attribute) => {
+        const checked = checkArticle({ id, text: 'Text.', infobox: { [attribute]: 'value' } });
+        if (Array.isArray(checked)) {
+          assert.ok(checked.every((problem) => problem.length < 500), `a problem quotes its input cut short: ${checked.join('; ').slice(0, 300)}`);
+          return;
+        }
+        for (const accepted of [checked.id, ...Object.keys(checked.infobox)]) assert.doesNotMatch(accepted, /[\p{Cc}\p{Cf}\p{Cs}]/u);
+        assert.ok(Buffer.byteLength(checked.id) <= MAX_ID_BYTES);
+        for (const accepted of Object.keys(checked.infobox)) assert.ok(Buffer.byteLength(attributeKey(accepted)) <= MAX_ATTRIBUTE_BYTES);
       }),
       { numRuns: 3000, seed: 20261124 },
     );
