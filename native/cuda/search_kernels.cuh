@@ -118,6 +118,15 @@ __device__ void insertSorted(float* scores, RowId* ids, uint32_t* count, uint32_
   if (n < k) *count = n + 1;
 }
 
+// Empties `lists` top-k lists of k entries (block-wide; the caller syncs).
+__device__ void clearLists(float* scores, RowId* ids, uint32_t* counts, size_t lists, uint32_t k) {
+  for (size_t i = threadIdx.x; i < lists * k; i += kThreads) {
+    scores[i] = -INFINITY;
+    ids[i] = kNoId;
+  }
+  for (size_t i = threadIdx.x; i < lists; i += kThreads) counts[i] = 0;
+}
+
 // Score a candidate must reach (ties decided by id inside insertSorted).
 __device__ __forceinline__ float listThreshold(const float* scores, uint32_t count, uint32_t k) {
   return count < k ? -INFINITY : scores[k - 1];
@@ -270,11 +279,7 @@ __global__ void __launch_bounds__(kThreads) scanTopKKernel(DeviceRows data, Devi
   const uint32_t d = data.dimension;
   const RowT* rows = static_cast<const RowT*>(data.rows);
 
-  for (uint32_t i = thread; i < QueryTile * q.k; i += kThreads) {
-    listScores[i] = -INFINITY;
-    listIds[i] = kNoId;
-  }
-  for (uint32_t i = thread; i < QueryTile; i += kThreads) listCounts[i] = 0;
+  clearLists(listScores, listIds, listCounts, QueryTile, q.k);
   __syncthreads();
 
   for (uint32_t tileBegin = rowBegin; tileBegin < rowEnd; tileBegin += kRowTile) {
@@ -407,11 +412,7 @@ __global__ void __launch_bounds__(kThreads) streamTopKKernel(DeviceRows data, De
   const uint32_t rowEnd = min(data.rowCount, rowBegin + rowsPerBlock);
   const RowT* rows = static_cast<const RowT*>(data.rows);
 
-  for (size_t i = thread; i < entries; i += kThreads) {
-    listScores[i] = -INFINITY;
-    listIds[i] = kNoId;
-  }
-  for (uint32_t i = thread; i < kWarps * queryCount; i += kThreads) listCounts[i] = 0;
+  clearLists(listScores, listIds, listCounts, static_cast<size_t>(kWarps) * queryCount, k);
   for (size_t i = thread; i < static_cast<size_t>(queryCount) * d; i += kThreads) queries[i] = q.queries[i];
   IndexTime asOf[kStreamMaxQueries];
 #pragma unroll
@@ -636,11 +637,7 @@ __global__ void __launch_bounds__(kThreads) tensorScanTopKKernel(DeviceRows data
   const int queryOrigin = (warp / Tile::kWarpsAlongRows) * Tile::kWarpQueries;
   const int rowOrigin = (warp % Tile::kWarpsAlongRows) * Tile::kWarpRows;
 
-  for (uint32_t i = thread; i < QueryTile * k; i += kThreads) {
-    listScores[i] = -INFINITY;
-    listIds[i] = kNoId;
-  }
-  for (uint32_t i = thread; i < QueryTile; i += kThreads) listCounts[i] = 0;
+  clearLists(listScores, listIds, listCounts, QueryTile, k);
 
   TensorStaging<RowT, QueryTile> staging;
   for (uint32_t tileBegin = rowBegin; tileBegin < rowEnd; tileBegin += kTensorRowTile) {

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "../core/half.h"
@@ -253,25 +254,14 @@ void fill_fragment(Fragment& fragment, T value) {
   for (auto& element : fragment.x) element = value;
 }
 
-inline void load_matrix_sync(fragment<matrix_a, 16, 16, 16, __half, row_major>& a, const __half* pointer, unsigned ldm) {
-  detail::checkTile(pointer, ldm, sizeof(__half), "load_matrix_sync(matrix_a)");
-  for (unsigned row = 0; row < 16; ++row)
-    for (unsigned k = 0; k < 16; ++k) a.x[row * 16 + k] = pointer[row * ldm + k];
-}
-inline void load_matrix_sync(fragment<matrix_a, 16, 16, 16, __half, col_major>& a, const __half* pointer, unsigned ldm) {
-  detail::checkTile(pointer, ldm, sizeof(__half), "load_matrix_sync(matrix_a)");
-  for (unsigned row = 0; row < 16; ++row)
-    for (unsigned k = 0; k < 16; ++k) a.x[row * 16 + k] = pointer[k * ldm + row];
-}
-inline void load_matrix_sync(fragment<matrix_b, 16, 16, 16, __half, row_major>& b, const __half* pointer, unsigned ldm) {
-  detail::checkTile(pointer, ldm, sizeof(__half), "load_matrix_sync(matrix_b)");
-  for (unsigned k = 0; k < 16; ++k)
-    for (unsigned column = 0; column < 16; ++column) b.x[k * 16 + column] = pointer[k * ldm + column];
-}
-inline void load_matrix_sync(fragment<matrix_b, 16, 16, 16, __half, col_major>& b, const __half* pointer, unsigned ldm) {
-  detail::checkTile(pointer, ldm, sizeof(__half), "load_matrix_sync(matrix_b)");
-  for (unsigned k = 0; k < 16; ++k)
-    for (unsigned column = 0; column < 16; ++column) b.x[k * 16 + column] = pointer[column * ldm + k];
+// Element (i, j) of the fragment's tile (A: row, k; B: k, column) is read at
+// i * ldm + j in row-major memory, at j * ldm + i in column-major memory.
+template <typename Use, typename Layout>
+void load_matrix_sync(fragment<Use, 16, 16, 16, __half, Layout>& fragment, const __half* pointer, unsigned ldm) {
+  detail::checkTile(pointer, ldm, sizeof(__half), "load_matrix_sync");
+  constexpr bool rowMajor = std::is_same_v<Layout, row_major>;
+  for (unsigned i = 0; i < 16; ++i)
+    for (unsigned j = 0; j < 16; ++j) fragment.x[i * 16 + j] = pointer[rowMajor ? i * ldm + j : j * ldm + i];
 }
 
 // D = A x B + C with products of halves (exact in float) accumulated in float.
