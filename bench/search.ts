@@ -8,11 +8,17 @@
  *   - a plain OpenBLAS sgemm of the same shapes (the CPU roofline: the score
  *     matrix alone, no selection, no filter), built on demand from
  *     native/tools/gemm_roofline.c when libopenblas-dev is installed,
- *   - the time to stream the stored rows once from memory (the bound of a
- *     single-query search), in fp32 and fp16.
+ *   - the time to stream the stored rows once from the memory the search
+ *     reads (the host's, or the GPU's for the CUDA backend: the bound of a
+ *     single-query search), in fp32 and fp16,
+ *   - on the CUDA backend, PyTorch on the same device and shapes
+ *     (bench/torch_search.py, where python3 has torch with CUDA): the
+ *     device-to-device copy bandwidth, a dense fp16 GEMM, and masked top-k,
+ *     whole and in chunks of a million rows.
  *
  *   node --import tsx bench/search.ts --n 1000000 --d 384 --q 64 --k 10 --json
  *   node --import tsx bench/search.ts --write     # the committed matrix -> bench/results/search-<device>.{md,json}
+ *   node dist/bench/search.js --write --device cuda   # N = 1M and 10M, Q = 1 ... 1024 (native/tools/gpu-check.sh)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -47,7 +53,7 @@ export interface SearchMatrixOptions {
   referenceQueries?: number;
   /** Also build and time an fp16 copy of the index. */
   fp16?: boolean;
-  /** Run the OpenBLAS roofline. */
+  /** Run the OpenBLAS roofline (CPU) or the PyTorch peers (CUDA). */
   gemm?: boolean;
   log?: (message: string) => void;
 }
@@ -58,6 +64,39 @@ export interface SearchMatrixOptions {
 const DAYS = 100;
 const AS_OF_FROM = 60;
 const ROWS_PER_BATCH = 50_000;
+// Rows past the first POOL_ROWS repeat their vectors, each repetition rotated by one more
+// dimension: distinct vectors without fresh random numbers (10M x 384 of them take minutes).
+const POOL_ROWS = 250_000;
+
+/** The vectors of rows [first, first + count) (batches come in order; the pool fills as they do). */
+function rowVectors(random: () => number, pool: Float32Array, first: number, count: number, d: number): Float32Array {
+  if (first < POOL_ROWS) {
+    const vectors = randomMatrix(random, count, d);
+    pool.set(vectors.subarray(0, Math.max(0, Math.min(count, POOL_ROWS - first)) * d), first * d);
+    return vectors;
+  }
+  const vectors = new Float32Array(count * d);
+  for (let i = 0; i < count; i++) {
+    const row = first + i;
+    const base = pool.subarray((row % POOL_ROWS) * d, (row % POOL_ROWS + 1) * d);
+    const shift = Math.floor(row / POOL_ROWS) % d;
+    vectors.set(base.subarray(shift), i * d);
+    vectors.set(base.subarray(0, shift), i * d + d - shift);
+  }
+  return vectors;
+}
+
+/** How many rows are valid on each day in [0, 2 * DAYS) (every validTo past that counts as open). */
+function validRowsPerDay(validFrom: Int32Array, validTo: Int32Array): Int32Array {
+  const change = new Int32Array(2 * DAYS + 1);
+  for (let row = 0; row < validFrom.length; row++) {
+    change[validFrom[row]!]!++;
+    change[Math.min(validTo[row]!, 2 * DAYS)]!--;
+  }
+  const valid = new Int32Array(2 * DAYS);
+  for (let day = 0, running = 0; day < 2 * DAYS; day++) valid[day] = running += change[day]!;
+  return valid;
+}
 
 function rowValidity(random: () => number, count: number): { validFrom: Int32Array; validTo: Int32Array } {
   const validFrom = new Int32Array(count);
@@ -108,6 +147,53 @@ function runGemm(n: number, d: number, qs: number[], repeats: number): { results
 
 const round = (value: number, digits = 3): number => Number(value.toPrecision(digits + 2));
 
+/** What bench/torch_search.py prints. */
+interface TorchPeers {
+  device: string;
+  torch: string;
+  chunkRows: number;
+  copy: { bytes: number; seconds: number; GBps: number };
+  shapes: { storage: 'fp16' | 'fp32'; q: number; gemm?: TorchTiming; maskedTopk: TorchTiming; chunkedMaskedTopk: TorchTiming }[];
+}
+type TorchTiming = { seconds: number } | { error: string };
+
+/** Runs bench/torch_search.py on the same shapes; undefined (with the reason) without python3, torch or a CUDA device for it. */
+function runTorchPeers(n: number, d: number, qs: number[], k: number, repeats: number, log: (message: string) => void): { result?: TorchPeers; problem?: string } {
+  const probe = spawnSync('python3', ['-c', 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)'], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    const why = probe.error?.message ?? (probe.status === 3 ? 'torch sees no CUDA device' : probe.stderr.trim().split('\n').pop());
+    return { problem: `PyTorch peers not run: ${why}` };
+  }
+  log(`PyTorch peers on ${n} rows (bench/torch_search.py)`);
+  const script = join(packageRoot(), 'bench', 'torch_search.py');
+  const run = spawnSync('python3', [script, '--n', String(n), '--d', String(d), '--qs', qs.join(','), '--k', String(k), '--repeats', String(repeats)], {
+    encoding: 'utf8',
+    maxBuffer: 16 << 20,
+  });
+  if (run.status !== 0) return { problem: `bench/torch_search.py failed: ${run.stderr.trim().split('\n').slice(-3).join(' ') || run.error?.message}` };
+  return { result: JSON.parse(run.stdout) as TorchPeers };
+}
+
+const torchSeconds = (timing: TorchTiming | undefined): number | string | null =>
+  timing === undefined ? null : 'seconds' in timing ? round(timing.seconds) : timing.error;
+
+function torchRecord(peers: TorchPeers, q: number): Record<string, unknown> {
+  const shape = (storage: 'fp16' | 'fp32') => peers.shapes.find((s) => s.q === q && s.storage === storage);
+  const half = shape('fp16');
+  const full = shape('fp32');
+  return {
+    device: peers.device,
+    version: peers.torch,
+    copyGBps: round(peers.copy.GBps),
+    chunkRows: peers.chunkRows,
+    fp16GemmSeconds: torchSeconds(half?.gemm),
+    fp16MaskedTopkSeconds: torchSeconds(half?.maskedTopk),
+    fp16ChunkedMaskedTopkSeconds: torchSeconds(half?.chunkedMaskedTopk),
+    fp32MaskedTopkSeconds: torchSeconds(full?.maskedTopk),
+    fp32ChunkedMaskedTopkSeconds: torchSeconds(full?.chunkedMaskedTopk),
+  };
+}
+
 /** Builds the index once for `n` rows and measures every Q in `qs`. */
 export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Promise<Record<string, unknown>[]> {
   const { n, d, k, device } = options;
@@ -119,7 +205,11 @@ export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Pr
   const log = options.log ?? (() => undefined);
   if (![n, d, k, ...qs].every((v) => Number.isInteger(v) && v > 0)) throw new RangeError('n, d, q and k must be positive integers');
 
+  // PyTorch first, while the addon holds nothing on the device.
+  const torch = device === 'cuda' && options.gemm !== false ? runTorchPeers(n, d, qs, k, repeats, log) : undefined;
+
   const random = seededRandom(20240501);
+  const pool = new Float32Array(Math.min(n, POOL_ROWS) * d);
   const fp32 = VectorIndex.create({ dimension: d, storage: 'fp32', metric: 'cosine', device });
   const fp16 = withFp16 ? VectorIndex.create({ dimension: d, storage: 'fp16', metric: 'cosine', device }) : undefined;
   const reference = new ReferenceVectorIndex({ dimension: d, storage: 'fp32', metric: 'cosine' });
@@ -128,7 +218,7 @@ export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Pr
   log(`building ${n} x ${d} rows (fp32${fp16 ? ' + fp16' : ''}) on ${device}`);
   for (let first = 0; first < n; first += ROWS_PER_BATCH) {
     const count = Math.min(ROWS_PER_BATCH, n - first);
-    const vectors = randomMatrix(random, count, d);
+    const vectors = rowVectors(random, pool, first, count, d);
     const { validFrom, validTo } = rowValidity(random, count);
     allFrom.set(validFrom, first);
     allTo.set(validTo, first);
@@ -142,14 +232,11 @@ export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Pr
   }
 
   const info = backend();
+  const validPerDay = validRowsPerDay(allFrom, allTo);
   // The roofline runs right after the addon for the same Q, so both see the
   // same machine conditions (other processes can slow a 2-core box a lot).
   const gemmSkipped =
-    options.gemm === false
-      ? 'skipped'
-      : device !== 'cpu'
-        ? 'no CPU roofline for the CUDA backend (measure the device GEMM with native/tools/cuda_selftest or PyTorch on the GPU machine)'
-        : undefined;
+    options.gemm === false ? 'skipped' : device !== 'cpu' ? `PyTorch on the device: ${torch?.problem ?? 'see torch'}` : undefined;
 
   // The reference answers one query at a time, so its queries/s does not
   // depend on Q: measure it once, after a warm-up query (JIT), on
@@ -170,16 +257,11 @@ export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Pr
     const asOf = Array.from({ length: q }, () => AS_OF_FROM + Math.floor(random() * (DAYS - AS_OF_FROM)));
     const minAsOf = Math.min(...asOf);
     const maxAsOf = Math.max(...asOf);
-    let validSum = 0;
     let prefiltered = 0;
     for (let row = 0; row < n; row++) {
       if (allFrom[row]! <= maxAsOf && allTo[row]! > minAsOf) prefiltered++;
     }
-    for (const day of asOf) {
-      let valid = 0;
-      for (let row = 0; row < n; row++) if (allFrom[row]! <= day && day < allTo[row]!) valid++;
-      validSum += valid / n;
-    }
+    const validSum = asOf.reduce((sum, day) => sum + validPerDay[day]! / n, 0);
 
     // Searches and the memory-stream measurement are interleaved so that each
     // ratio compares timings taken under the same machine conditions; small
@@ -262,6 +344,19 @@ export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Pr
         fp16RawBytes: n * d * 2,
         fp16OverheadPercent: round((fp16.memoryBytes / (n * d * 2) - 1) * 100),
       });
+    }
+    if (device === 'cuda') {
+      Object.assign(record, {
+        deviceMemory: {
+          fp32Bytes: fp32.deviceMemoryBytes,
+          fp32RawBytes: n * d * 4,
+          fp16Bytes: fp16?.deviceMemoryBytes,
+          fp16RawBytes: n * d * 2,
+        },
+        // A search the index could not run on the GPU is not a GPU measurement.
+        searchedOnHost: fp32.searchedOnHostBecause ?? fp16?.searchedOnHostBecause ?? null,
+      });
+      if (torch?.result) record.torch = torchRecord(torch.result, q);
     }
     if (gemmSkipped === undefined) {
       log(`Q=${q}: OpenBLAS sgemm roofline`);
@@ -419,6 +514,84 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
   return lines.join('\n');
 }
 
+const milliseconds = (value: unknown): string => (typeof value === 'number' ? fmt(value * 1000) : typeof value === 'string' ? value : '—');
+
+/** The faster of PyTorch's two masked top-k timings (a whole Q x N score matrix may not fit). */
+function bestTorch(...timings: unknown[]): number | undefined {
+  const numbers = timings.filter((t): t is number => typeof t === 'number');
+  return numbers.length === 0 ? undefined : Math.min(...numbers);
+}
+
+/** The CUDA report: ChronoQL beside PyTorch on the same device, against issue 34's targets. */
+export function cudaMarkdownReport(machine: Record<string, unknown>, records: Record<string, unknown>[]): string {
+  const lines: string[] = [];
+  const addon = machine.addon as { devices?: { name: string; totalMemoryBytes: number }[] };
+  const gpu = addon.devices?.[0];
+  const torch = records.map((r) => r.torch as Record<string, unknown> | undefined).find(Boolean);
+  lines.push('# Search benchmark (cuda)', '');
+  lines.push(
+    `Date: ${machine.date}. Device: ${gpu ? `${gpu.name}, ${fmt(gpu.totalMemoryBytes / 2 ** 30)} GiB` : 'none'}; host ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. ` +
+      (torch ? `PyTorch ${torch.version} on ${torch.device}: device-to-device copy ${fmt(torch.copyGBps as number)} GB/s (bytes read + written).` : `PyTorch: ${String(records[0]?.gemmNote ?? 'not run')}.`),
+    '',
+  );
+  lines.push(
+    'Exact top-k (k = 10), cosine, d = 384, synthetic seeded rows, time filter on (validFrom in [0, 100), a third closed 1..100 days later, each query as of its own day in [60, 100)).',
+    'Times in ms, best of the repeats, whole batches. "Read once": reading the stored fp16 rows once from device memory (the bound at Q = 1).',
+    'PyTorch, same device and shapes, its own data drawn the same way: `q @ x.T` in fp16 (GEMM: the score matrix alone), and masked top-k (`scores.masked_fill_(~valid, -inf)`, `topk`),',
+    'over all rows at once ("whole"; may not fit) and over chunks of a million rows merged ("chunks"). "vs PyTorch": ChronoQL\'s time over PyTorch\'s faster masked top-k (below 1 is faster).',
+    '',
+  );
+  lines.push('| N | Q | ChronoQL fp16 | ChronoQL fp32 | fp16 / fp32 | fp16 read once | PyTorch fp16 GEMM | PyTorch fp16 top-k whole / chunks | fp16 vs PyTorch | PyTorch fp32 top-k whole / chunks | fp32 vs PyTorch |');
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of records) {
+    const half = (r.fp16 ?? {}) as Record<string, number>;
+    const t = (r.torch ?? {}) as Record<string, unknown>;
+    const best16 = bestTorch(t.fp16MaskedTopkSeconds, t.fp16ChunkedMaskedTopkSeconds);
+    const best32 = bestTorch(t.fp32MaskedTopkSeconds, t.fp32ChunkedMaskedTopkSeconds);
+    lines.push(
+      `| ${fmt(r.n)} | ${r.q} | ${milliseconds(half.addonSeconds)} | ${milliseconds(r.addonSeconds)} | ${fmt(half.vsFp32Seconds)} | ${milliseconds(half.streamSeconds)} | ${milliseconds(t.fp16GemmSeconds)} | ` +
+        `${milliseconds(t.fp16MaskedTopkSeconds)} / ${milliseconds(t.fp16ChunkedMaskedTopkSeconds)} | ${best16 === undefined ? '—' : fmt(half.addonSeconds! / best16)} | ` +
+        `${milliseconds(t.fp32MaskedTopkSeconds)} / ${milliseconds(t.fp32ChunkedMaskedTopkSeconds)} | ${best32 === undefined ? '—' : fmt((r.addonSeconds as number) / best32)} |`,
+    );
+  }
+  lines.push('');
+  const onHost = records.filter((r) => r.searchedOnHost);
+  if (onHost.length > 0) lines.push(`**Searched on the CPU, not the GPU** (these rows are not GPU figures): ${onHost.map((r) => `N=${fmt(r.n)} Q=${r.q}: ${r.searchedOnHost}`).join('; ')}.`, '');
+  const memory = records.filter((r) => r.q === records[0]?.q);
+  lines.push('Device memory held by the index (rows, metadata, workspace): ' + memory.map((r) => {
+    const m = r.deviceMemory as Record<string, number>;
+    return `N=${fmt(r.n)}: fp16 ${fmt(m.fp16Bytes / 2 ** 20)} MiB (${fmt(m.fp16Bytes / m.fp16RawBytes)}x the raw rows), fp32 ${fmt(m.fp32Bytes / 2 ** 20)} MiB (${fmt(m.fp32Bytes / m.fp32RawBytes)}x)`;
+  }).join('; ') + '.', '');
+
+  const at = (q: number) => records.find((r) => r.n === 10_000_000 && r.q === q);
+  const ms = (r: Record<string, unknown> | undefined) => ((r?.fp16 as Record<string, number> | undefined)?.addonSeconds ?? NaN) * 1000;
+  const verdict = (ok: boolean) => `**${ok ? 'met' : 'missed'}**`;
+  if (at(1) || at(256) || at(1024)) {
+    lines.push('## Targets of issue 34 (N = 10,000,000, d = 384, k = 10, time filter on, fp16 rows)', '');
+    if (at(256)) lines.push(`- Q = 256: ${fmt(ms(at(256)))} ms a batch (target <= 10 ms): ${verdict(ms(at(256)) <= 10)}.`);
+    if (at(1024)) lines.push(`- Q = 1024: ${fmt(ms(at(1024)))} ms (target <= 35 ms): ${verdict(ms(at(1024)) <= 35)}.`);
+    if (at(1)) {
+      const ratio = (at(1)!.fp16 as Record<string, number>).vsFp32Seconds!;
+      lines.push(`- Q = 1: ${fmt(ms(at(1)))} ms (target <= 3.0 ms): ${verdict(ms(at(1)) <= 3)}; fp16 ${fmt(ratio)}x the fp32 time (target <= 0.55x): ${verdict(ratio <= 0.55)}.`);
+    }
+    const compared = records.filter((r) => bestTorch((r.torch as Record<string, unknown> | undefined)?.fp16MaskedTopkSeconds, (r.torch as Record<string, unknown> | undefined)?.fp16ChunkedMaskedTopkSeconds) !== undefined);
+    const slower = compared.filter((r) => {
+      const t = r.torch as Record<string, unknown>;
+      return (r.fp16 as Record<string, number>).addonSeconds! >= bestTorch(t.fp16MaskedTopkSeconds, t.fp16ChunkedMaskedTopkSeconds)!;
+    });
+    lines.push(compared.length === 0
+      ? '- Faster than PyTorch fp16 at every shape: not measured (no PyTorch run).'
+      : `- Faster than PyTorch fp16 at every shape measured (${compared.length}): ${verdict(slower.length === 0)}${slower.length ? ` (slower at ${slower.map((r) => `N=${fmt(r.n)} Q=${r.q}`).join(', ')})` : ''}.`);
+    const big = memory.find((r) => r.n === 10_000_000);
+    if (big) {
+      const m = big.deviceMemory as Record<string, number>;
+      lines.push(`- Device memory: ${fmt(m.fp16Bytes / m.fp16RawBytes)}x the raw fp16 rows (target <= 1.05x): ${verdict(m.fp16Bytes / m.fp16RawBytes <= 1.05)}.`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
 function parseArgs(argv: string[]): Map<string, string> {
   const out = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
@@ -444,7 +617,7 @@ export interface SearchBenchmarkCommand {
   device: 'cpu' | 'cuda';
   repeats: number;
   json: boolean;
-  /** Run the committed matrix (N = 100k and 1M, Q = 1, 16, 64, 256) and write bench/results/search-<device>.{md,json}. */
+  /** Run the committed matrix (CPU: N = 100k and 1M, Q = 1, 16, 64, 256; CUDA: N = 1M and 10M, Q = 1 ... 1024) and write bench/results/search-<device>.{md,json}. */
   write: boolean;
 }
 
@@ -460,8 +633,9 @@ export async function searchBenchmarkCommand(options: SearchBenchmarkCommand): P
   if (options.write) {
     const measured = await withInterference(async () => {
       const records: Record<string, unknown>[] = [];
-      for (const n of [100_000, 1_000_000]) {
-        records.push(...(await runSearchBenchmarkMatrix({ n, d, qs: [1, 16, 64, 256], k, device, repeats, log })));
+      const matrix = device === 'cuda' ? { ns: [1_000_000, 10_000_000], qs: [1, 16, 64, 256, 1024] } : { ns: [100_000, 1_000_000], qs: [1, 16, 64, 256] };
+      for (const n of matrix.ns) {
+        records.push(...(await runSearchBenchmarkMatrix({ n, d, qs: matrix.qs, k, device, repeats, log })));
       }
       return records;
     });
@@ -474,8 +648,9 @@ export async function searchBenchmarkCommand(options: SearchBenchmarkCommand): P
     const directory = join(packageRoot(), 'bench', 'results');
     mkdirSync(directory, { recursive: true });
     writeFileSync(join(directory, `search-${device}.json`), JSON.stringify({ machine, records }, null, 2) + '\n');
-    writeFileSync(join(directory, `search-${device}.md`), markdownReport(machine, records));
-    console.log(markdownReport(machine, records));
+    const report = device === 'cuda' ? cudaMarkdownReport(machine, records) : markdownReport(machine, records);
+    writeFileSync(join(directory, `search-${device}.md`), report);
+    console.log(report);
     return;
   }
 
@@ -483,7 +658,7 @@ export async function searchBenchmarkCommand(options: SearchBenchmarkCommand): P
   if (json) {
     console.log(JSON.stringify(records.length === 1 ? records[0] : records));
   } else {
-    console.log(markdownReport(machineDescription(), records));
+    console.log((device === 'cuda' ? cudaMarkdownReport : markdownReport)(machineDescription(), records));
   }
 }
 

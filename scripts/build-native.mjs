@@ -13,7 +13,7 @@
  * overrides the target GPUs; CHRONOQL_BUILD_JOBS sets the parallelism.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
@@ -162,6 +162,14 @@ function buildCuda() {
   if (upToDate(output, inputs)) {
     log(`CUDA addon up to date (${relative(root, output)})`);
     return;
+  }
+  // A build folder copied from another checkout configures and builds that checkout's sources
+  // ("no work to do"): start it afresh.
+  const cache = join(root, 'build-cuda', 'CMakeCache.txt');
+  const configuredFor = existsSync(cache) ? /^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$/m.exec(readFileSync(cache, 'utf8'))?.[1] : undefined;
+  if (configuredFor !== undefined && resolve(configuredFor) !== resolve(root)) {
+    log(`build-cuda was configured for ${configuredFor}; configuring it for this checkout`);
+    rmSync(join(root, 'build-cuda'), { recursive: true, force: true });
   }
   const cmakeJs = createRequire(join(root, 'package.json')).resolve('cmake-js/bin/cmake-js');
   const addonApi = createRequire(join(root, 'package.json'))('node-addon-api').include_dir;

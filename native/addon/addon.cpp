@@ -59,6 +59,7 @@ class VectorIndexWrap final : public Napi::ObjectWrap<VectorIndexWrap> {
                            InstanceMethod<&VectorIndexWrap::size>("size"),
                            InstanceMethod<&VectorIndexWrap::memoryBytes>("memoryBytes"),
                            InstanceMethod<&VectorIndexWrap::deviceMemoryBytes>("deviceMemoryBytes"),
+                           InstanceMethod<&VectorIndexWrap::deviceFootprint>("deviceFootprint"),
                            InstanceMethod<&VectorIndexWrap::describe>("describe"),
                            InstanceMethod<&VectorIndexWrap::close>("close"),
                        });
@@ -160,11 +161,13 @@ class VectorIndexWrap final : public Napi::ObjectWrap<VectorIndexWrap> {
     std::vector<int32_t> asOf;
     std::vector<uint32_t> excludeOffsets;
     std::vector<uint32_t> excludeIds;
+    SearchPlacement placement = SearchPlacement::Preferred;
   };
 
-  // Reads the queries at info[queriesAt], k at info[kAt], then asOf and the
-  // optional exclusion CSR right after k. Copies them: query batches are
-  // small, and a copy frees the caller from keeping the buffers unchanged.
+  // Reads the queries at info[queriesAt], k at info[kAt], then asOf, the
+  // optional exclusion CSR and the optional onHost flag right after k. Copies
+  // them: query batches are small, and a copy frees the caller from keeping
+  // the buffers unchanged.
   SearchArguments readSearchArguments(const Napi::CallbackInfo& info, size_t queriesAt, size_t kAt) {
     Napi::Env env = info.Env();
     SearchArguments out;
@@ -196,10 +199,15 @@ class VectorIndexWrap final : public Napi::ObjectWrap<VectorIndexWrap> {
         throwRange(env, "excludeOffsets must end at excludeIds.length");
       }
     }
+    const Napi::Value onHost = argument(info, kAt + 4);
+    if (!onHost.IsUndefined()) {
+      if (!onHost.IsBoolean()) throwType(env, "onHost must be a boolean");
+      if (onHost.As<Napi::Boolean>().Value()) out.placement = SearchPlacement::Host;
+    }
     return out;
   }
 
-  // search(queries: Float32Array, k, asOf: Int32Array, excludeOffsets?, excludeIds?)
+  // search(queries: Float32Array, k, asOf: Int32Array, excludeOffsets?, excludeIds?, onHost?)
   //   -> Promise<{k, ids: Uint32Array, scores: Float32Array, counts: Uint32Array}>
   Napi::Value search(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -212,14 +220,14 @@ class VectorIndexWrap final : public Napi::ObjectWrap<VectorIndexWrap> {
           [index, args, kernel]() {
             return index->search(args->queries.data(), args->queryCount, args->k, args->asOf.data(),
                                  args->excludeOffsets.empty() ? nullptr : args->excludeOffsets.data(),
-                                 args->excludeIds.data(), kernel);
+                                 args->excludeIds.data(), kernel, args->placement);
           },
           [](Napi::Env e, SearchResults& r) -> Napi::Value { return searchResultsToJs(e, r); }, {info.This()});
     });
   }
 
   // searchBlended(first: Float32Array, second: Float32Array, omega: Float32Array,
-  //               k, asOf, excludeOffsets?, excludeIds?) -> Promise<same as search>
+  //               k, asOf, excludeOffsets?, excludeIds?, onHost?) -> Promise<same as search>
   Napi::Value searchBlended(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return guarded(env, [&]() -> Napi::Value {
@@ -239,7 +247,7 @@ class VectorIndexWrap final : public Napi::ObjectWrap<VectorIndexWrap> {
             return index->searchBlended(shared->queries.data(), shared->secondQueries.data(), shared->weights.data(),
                                         shared->queryCount, shared->k, shared->asOf.data(),
                                         shared->excludeOffsets.empty() ? nullptr : shared->excludeOffsets.data(),
-                                        shared->excludeIds.data(), kernel);
+                                        shared->excludeIds.data(), kernel, shared->placement);
           },
           [](Napi::Env e, SearchResults& r) -> Napi::Value { return searchResultsToJs(e, r); }, {info.This()});
     });
@@ -277,6 +285,16 @@ class VectorIndexWrap final : public Napi::ObjectWrap<VectorIndexWrap> {
   }
   Napi::Value deviceMemoryBytes(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(live(info.Env())->deviceMemoryBytes()));
+  }
+
+  // deviceFootprint() -> {requiredBytes, heldBytes}
+  Napi::Value deviceFootprint(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const DeviceFootprint footprint = live(env)->deviceFootprint();
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("requiredBytes", Napi::Number::New(env, static_cast<double>(footprint.requiredBytes)));
+    out.Set("heldBytes", Napi::Number::New(env, static_cast<double>(footprint.heldBytes)));
+    return out;
   }
 
   // describe() -> {dimension, storage, metric, backend}
@@ -529,6 +547,17 @@ Napi::Value backendInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// deviceMemory() -> {freeBytes, totalBytes} of the first CUDA device, now
+// (zeros without one).
+Napi::Value deviceMemory(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const CudaMemory memory = cudaDeviceMemory(0);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("freeBytes", Napi::Number::New(env, static_cast<double>(memory.freeBytes)));
+  out.Set("totalBytes", Napi::Number::New(env, static_cast<double>(memory.totalBytes)));
+  return out;
+}
+
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   // Start the worker pool now, on the JS thread, which is the only thread
   // that reads CHRONOQL_THREADS from the environment.
@@ -544,6 +573,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("weightedSum", Napi::Function::New(env, weightedSum));
   exports.Set("rrf", Napi::Function::New(env, rrf));
   exports.Set("backendInfo", Napi::Function::New(env, backendInfo));
+  exports.Set("deviceMemory", Napi::Function::New(env, deviceMemory));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   return exports;
 }

@@ -302,7 +302,7 @@ void CpuSearchBackend::search(const FlatVectorStore& store, const SearchRequest&
 
 static std::atomic<uint64_t> gStreamChecksum{0};
 
-double measureStreamSeconds(const FlatVectorStore& store) {
+double measureHostStreamSeconds(const FlatVectorStore& store) {
   struct Span {
     const char* data;
     size_t bytes;
@@ -336,5 +336,7 @@ double measureStreamSeconds(const FlatVectorStore& store) {
   gStreamChecksum.store(sink.load(), std::memory_order_relaxed);
   return std::chrono::duration<double>(end - start).count();
 }
+
+double SearchBackend::measureStreamSeconds(const FlatVectorStore& store) { return measureHostStreamSeconds(store); }
 
 }  // namespace chronoql

@@ -16,6 +16,6 @@ class CpuSearchBackend final : public SearchBackend {
 
 // Reads every byte of the stored rows once on all cores and returns the
 // seconds it took: the memory-bandwidth bound of a single-query search.
-double measureStreamSeconds(const FlatVectorStore& store);
+double measureHostStreamSeconds(const FlatVectorStore& store);
 
 }  // namespace chronoql

@@ -51,6 +51,14 @@ class SearchBackend {
   virtual uint32_t maxK() const { return kMaxK; }
   // Bytes held on an accelerator (device mirror and workspace), 0 on the CPU.
   virtual size_t deviceMemoryBytes() const { return 0; }
+  // Bytes an accelerator would hold to search `rowCount` rows of `rowBytes`
+  // (its mirror as it would grow, plus its workspace), 0 on the CPU.
+  virtual size_t deviceBytesFor(uint32_t rowCount, size_t rowBytes) const { return 0; }
+  // Frees what the accelerator holds (the next search uploads again).
+  virtual void releaseDeviceMemory() {}
+  // Seconds to read every stored row once from the memory this backend
+  // searches (caller holds the store's shared lock).
+  virtual double measureStreamSeconds(const FlatVectorStore& store);
 };
 
 // True when `id` is on query q's exclusion list (binary search, called only

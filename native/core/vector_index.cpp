@@ -26,6 +26,7 @@ VectorIndex::VectorIndex(uint32_t dimension, Storage storage, Metric metric, Dev
 
 void VectorIndex::publishCounters() {
   liveRows_.store(store_.liveCount(), std::memory_order_release);
+  rowCount_.store(store_.rowCount(), std::memory_order_release);
   memoryBytes_.store(store_.memoryBytes(), std::memory_order_release);
 }
 
@@ -65,17 +66,18 @@ void VectorIndex::prepareQuery(const float* raw, float* prepared, uint32_t index
 }
 
 SearchResults VectorIndex::search(const float* queries, uint32_t queryCount, uint32_t k, const IndexTime* asOf,
-                                  const uint32_t* excludeOffsets, const RowId* excludeIds, CpuKernel kernel) const {
+                                  const uint32_t* excludeOffsets, const RowId* excludeIds, CpuKernel kernel,
+                                  SearchPlacement placement) const {
   const uint32_t d = dimension();
   std::vector<float> prepared(static_cast<size_t>(queryCount) * d);
   for (uint32_t q = 0; q < queryCount; ++q) prepareQuery(queries + static_cast<size_t>(q) * d, prepared.data() + static_cast<size_t>(q) * d, q);
-  return runPrepared(prepared, queryCount, k, asOf, excludeOffsets, excludeIds, kernel);
+  return runPrepared(prepared, queryCount, k, asOf, excludeOffsets, excludeIds, kernel, placement);
 }
 
 SearchResults VectorIndex::searchBlended(const float* firstQueries, const float* secondQueries, const float* weights,
                                          uint32_t queryCount, uint32_t k, const IndexTime* asOf,
                                          const uint32_t* excludeOffsets, const RowId* excludeIds,
-                                         CpuKernel kernel) const {
+                                         CpuKernel kernel, SearchPlacement placement) const {
   const uint32_t d = dimension();
   std::vector<float> prepared(static_cast<size_t>(queryCount) * d);
   std::vector<float> first(d), second(d);
@@ -88,12 +90,12 @@ SearchResults VectorIndex::searchBlended(const float* firstQueries, const float*
     // Not renormalised: the blended score is a weighted sum, not a cosine.
     for (uint32_t i = 0; i < d; ++i) out[i] = (1.0f - w) * first[i] + w * second[i];
   }
-  return runPrepared(prepared, queryCount, k, asOf, excludeOffsets, excludeIds, kernel);
+  return runPrepared(prepared, queryCount, k, asOf, excludeOffsets, excludeIds, kernel, placement);
 }
 
 SearchResults VectorIndex::runPrepared(const std::vector<float>& prepared, uint32_t queryCount, uint32_t k,
                                        const IndexTime* asOf, const uint32_t* excludeOffsets, const RowId* excludeIds,
-                                       CpuKernel kernel) const {
+                                       CpuKernel kernel, SearchPlacement placement) const {
   if (k == 0 || k > kMaxK) throw std::invalid_argument("k must be in [1, " + std::to_string(kMaxK) + "]");
   if (queryCount > kMaxQueriesPerCall) throw std::invalid_argument("queries: at most " + std::to_string(kMaxQueriesPerCall) + " per call");
 
@@ -116,16 +118,25 @@ SearchResults VectorIndex::runPrepared(const std::vector<float>& prepared, uint3
 
   SearchResults results;
   std::shared_lock<std::shared_mutex> lock(store_.mutex());
-  SearchBackend* backend = k <= primary_->maxK() ? primary_ : cpu_.get();
+  // An index served on the host gives its device memory back.
+  if (placement == SearchPlacement::Host) primary_->releaseDeviceMemory();
+  SearchBackend* backend = placement == SearchPlacement::Preferred && k <= primary_->maxK() ? primary_ : cpu_.get();
   backend->search(store_, request, results);
   return results;
 }
 
 size_t VectorIndex::deviceMemoryBytes() const { return primary_->deviceMemoryBytes(); }
 
+DeviceFootprint VectorIndex::deviceFootprint() const {
+  DeviceFootprint footprint;
+  footprint.requiredBytes = primary_->deviceBytesFor(rowCount_.load(std::memory_order_acquire), store_.rowBytes());
+  footprint.heldBytes = primary_->deviceMemoryBytes();
+  return footprint;
+}
+
 double VectorIndex::measureStreamSeconds() const {
   std::shared_lock<std::shared_mutex> lock(store_.mutex());
-  return chronoql::measureStreamSeconds(store_);
+  return primary_->measureStreamSeconds(store_);
 }
 
 // ---------------------------------------------------------------------------

@@ -17,6 +17,16 @@ namespace chronoql {
 
 enum class DevicePreference { Auto, Cpu, Cuda };
 
+// Where one search runs: on the index's accelerator when it has one, or on
+// the host (the caller decided the index does not fit the device).
+enum class SearchPlacement { Preferred, Host };
+
+// What an index on an accelerator holds there and would need for its rows.
+struct DeviceFootprint {
+  size_t requiredBytes = 0;
+  size_t heldBytes = 0;
+};
+
 class VectorIndex {
  public:
   VectorIndex(uint32_t dimension, Storage storage, Metric metric, DevicePreference device);
@@ -39,7 +49,7 @@ class VectorIndex {
   // change).
   SearchResults search(const float* queries, uint32_t queryCount, uint32_t k, const IndexTime* asOf,
                        const uint32_t* excludeOffsets, const RowId* excludeIds,
-                       CpuKernel kernel = activeCpuKernel()) const;
+                       CpuKernel kernel = activeCpuKernel(), SearchPlacement placement = SearchPlacement::Preferred) const;
 
   // Adaptive re-retrieval in one scan: for each query the score of a row is
   // (1-w)*sim(first, row) + w*sim(second, row). Both metrics are linear in the
@@ -47,14 +57,19 @@ class VectorIndex {
   // one search with the blended query instead of two scans and a merge.
   SearchResults searchBlended(const float* firstQueries, const float* secondQueries, const float* weights,
                               uint32_t queryCount, uint32_t k, const IndexTime* asOf, const uint32_t* excludeOffsets,
-                              const RowId* excludeIds, CpuKernel kernel = activeCpuKernel()) const;
+                              const RowId* excludeIds, CpuKernel kernel = activeCpuKernel(),
+                              SearchPlacement placement = SearchPlacement::Preferred) const;
 
   // Live rows and host bytes as of the last completed mutation. Read without
   // taking the lock so the JS thread never waits behind a running search/add.
   size_t size() const { return liveRows_.load(std::memory_order_acquire); }
   size_t memoryBytes() const { return memoryBytes_.load(std::memory_order_acquire); }
   size_t deviceMemoryBytes() const;
-  // Seconds to read all stored rows once (bandwidth bound of one query).
+  // Device bytes held now and needed for the rows as of the last mutation
+  // (zeros without an accelerator); read without the lock, like size().
+  DeviceFootprint deviceFootprint() const;
+  // Seconds to read all stored rows once from the memory searches read (the
+  // device's when the index is on one): the bandwidth bound of one query.
   double measureStreamSeconds() const;
 
   // Writes live rows only (deleted rows are dropped) to a temporary file that
@@ -64,7 +79,8 @@ class VectorIndex {
 
  private:
   SearchResults runPrepared(const std::vector<float>& prepared, uint32_t queryCount, uint32_t k, const IndexTime* asOf,
-                            const uint32_t* excludeOffsets, const RowId* excludeIds, CpuKernel kernel) const;
+                            const uint32_t* excludeOffsets, const RowId* excludeIds, CpuKernel kernel,
+                            SearchPlacement placement) const;
   void prepareQuery(const float* raw, float* prepared, uint32_t index) const;
   void publishCounters();  // caller holds the exclusive lock
 
@@ -73,6 +89,7 @@ class VectorIndex {
   std::unique_ptr<SearchBackend> accelerator_;  // null on CPU
   SearchBackend* primary_;
   std::atomic<size_t> liveRows_{0};
+  std::atomic<uint32_t> rowCount_{0};
   std::atomic<size_t> memoryBytes_{0};
 };
 

@@ -34,6 +34,14 @@ bool cudaCompiledIn();
 std::vector<CudaDeviceInfo> cudaDevices();
 // Human-readable reason why cudaDevices() is empty (for error messages).
 std::string cudaUnavailableReason();
+
+struct CudaMemory {
+  size_t freeBytes = 0;
+  size_t totalBytes = 0;
+};
+// Free and total memory of device `deviceIndex` (of cudaDevices()) right now;
+// zeros when it does not exist.
+CudaMemory cudaDeviceMemory(int deviceIndex);
 // Throws std::runtime_error when CUDA is not compiled in or no device exists.
 std::unique_ptr<SearchBackend> createCudaSearchBackend(int deviceIndex);
 

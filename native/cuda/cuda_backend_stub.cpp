@@ -14,6 +14,8 @@ std::string cudaUnavailableReason() {
   return "this build of chronoql_native has no CUDA support (built without nvcc)";
 }
 
+CudaMemory cudaDeviceMemory(int) { return {}; }
+
 std::unique_ptr<SearchBackend> createCudaSearchBackend(int) { throw std::runtime_error(cudaUnavailableReason()); }
 
 }  // namespace chronoql

@@ -5,9 +5,13 @@
 //   cmake -S . -B build-selftest -DCHRONOQL_BUILD_SELFTEST=ON
 //   cmake --build build-selftest --target chronoql_cuda_selftest -j
 //   build-selftest/chronoql_cuda_selftest                # agreement checks
+//   build-selftest/chronoql_cuda_selftest --quick        # the same without the 100k-row case (for compute-sanitizer)
 //   build-selftest/chronoql_cuda_selftest --bench N D Q K [fp16]   # timings (JSON)
 //
-// Exit status 0 = all checks passed, 1 = a mismatch, 2 = no device.
+// The cases reach every scan kernel (search_kernels.cuh): the stream kernel
+// (Q <= 4), the tensor kernel with query tiles of 16, 64 and 128, and the
+// CUDA-core kernel (a value beyond fp16). Exit status 0 = all checks passed,
+// 1 = a mismatch, 2 = no device.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -65,6 +69,7 @@ struct Case {
   Metric metric;
   bool integerValues;  // exact arithmetic: results must match bit for bit
   bool withExclusions;
+  float largeValue = 0.0f;  // when non-zero, one row holds it (beyond fp16: the CUDA-core kernel)
 };
 
 // Compares the two result blocks: ids must match where scores are not within
@@ -95,7 +100,7 @@ int compare(const Case& c, const SearchResults& cpu, const SearchResults& gpu, f
   return failures;
 }
 
-int runChecks() {
+int runChecks(bool quick) {
   const std::vector<Case> cases = {
       {"fp32-cosine-small", 1000, 64, 5, 10, Storage::Fp32, Metric::Cosine, false, false},
       {"fp32-ip-ties", 3000, 24, 40, 16, Storage::Fp32, Metric::InnerProduct, true, true},
@@ -103,11 +108,21 @@ int runChecks() {
       {"fp16-cosine", 20000, 384, 64, 10, Storage::Fp16, Metric::Cosine, false, false},
       {"fp32-large-k", 20000, 128, 9, 256, Storage::Fp32, Metric::Cosine, false, true},
       {"k-exceeds-valid-rows", 50, 16, 3, 100, Storage::Fp32, Metric::InnerProduct, true, false},
+      {"fp16-stream-q1", 50000, 384, 1, 10, Storage::Fp16, Metric::Cosine, false, true},
+      {"fp32-stream-q4-d37", 20000, 37, 4, 100, Storage::Fp32, Metric::Cosine, false, true},
+      {"fp16-stream-q2-ties", 8000, 32, 2, 20, Storage::Fp16, Metric::InnerProduct, true, true},
+      {"fp16-tensor-q16-ties", 20000, 32, 16, 20, Storage::Fp16, Metric::InnerProduct, true, true},
+      {"fp16-tensor-q300", 30000, 128, 300, 10, Storage::Fp16, Metric::Cosine, false, true},
+      {"fp32-tensor-q130-k100", 10000, 96, 130, 100, Storage::Fp32, Metric::Cosine, false, true},
+      {"fp32-beyond-fp16-q40", 5000, 24, 40, 16, Storage::Fp32, Metric::InnerProduct, true, true, 70000.0f},
+      {"fp32-beyond-fp16-q7", 5000, 40, 7, 10, Storage::Fp32, Metric::InnerProduct, true, false, 70000.0f},
       {"fp32-384-q256", 100000, 384, 256, 10, Storage::Fp32, Metric::Cosine, false, true},
   };
   int totalFailures = 0;
   for (const Case& c : cases) {
+    if (quick && c.rows > 50000) continue;
     Dataset data = makeDataset(c.rows, c.dimension, 42, c.integerValues);
+    if (c.largeValue != 0.0f) data.vectors[static_cast<size_t>(c.rows / 2) * c.dimension] = c.largeValue;
     VectorIndex gpuIndex(c.dimension, c.storage, c.metric, DevicePreference::Cuda);
     VectorIndex cpuIndex(c.dimension, c.storage, c.metric, DevicePreference::Cpu);
     gpuIndex.add(data.ids.data(), data.vectors.data(), data.validFrom.data(), data.validTo.data(), c.rows);
@@ -126,7 +141,7 @@ int runChecks() {
       }
     }
     const uint32_t* offsetPtr = c.withExclusions ? offsets.data() : nullptr;
-    const float tolerance = c.storage == Storage::Fp16 ? 2e-3f : 1e-4f;
+    const float tolerance = (c.storage == Storage::Fp16 ? 2e-3f : 1e-4f) * (c.largeValue != 0.0f ? c.largeValue : 1.0f);
     for (int round = 0; round < 2; ++round) {
       if (round == 1) {
         std::vector<RowId> gone;
@@ -201,7 +216,7 @@ int main(int argc, char** argv) {
                       static_cast<uint32_t>(std::atoi(argv[4])), static_cast<uint32_t>(std::atoi(argv[5])),
                       argc >= 7 && std::strcmp(argv[6], "fp16") == 0);
     }
-    return runChecks();
+    return runChecks(argc >= 2 && std::strcmp(argv[1], "--quick") == 0);
   } catch (const std::exception& e) {
     std::printf("error: %s\n", e.what());
     return 1;

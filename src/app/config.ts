@@ -60,6 +60,10 @@ export interface Config extends ServerSettings {
   verifier: ChatEndpointConfig | null;
   /** Where native search runs (CHRONOQL_DEVICE). */
   device: DeviceChoice;
+  /** A missing CUDA build or device is an error, never a fall back to the CPU (CHRONOQL_REQUIRE_CUDA=1). */
+  requireCuda: boolean;
+  /** The most GPU memory one vector index may hold; a bigger one is searched on the CPU (CHRONOQL_DEVICE_MEMORY_MB). */
+  deviceMemoryCapBytes: number | undefined;
   /**
    * Who drafts the living benchmark's questions after each ingest (CHRONOQL_BENCHMARK): the local
    * generator, the OpenAI-compatible generator endpoint, or nobody (`off`: no benchmark is kept).
@@ -143,6 +147,8 @@ const EnvironmentSchema = z.object({
   CHRONOQL_WS_MAX_CONNECTIONS_PER_ADDRESS: integer(1, 1_000_000),
   CHRONOQL_SLOW_SUBSCRIBER_MS: integer(1_000, 3_600_000),
   CHRONOQL_DEVICE: z.preprocess((value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value), z.enum(['auto', 'cpu', 'cuda'], { error: 'must be cpu, cuda or auto' }).optional()),
+  CHRONOQL_REQUIRE_CUDA: oneOf(['0', '1']),
+  CHRONOQL_DEVICE_MEMORY_MB: integer(1, 1 << 30),
   CHRONOQL_EMBEDDER: oneOf(EMBEDDER_KINDS as unknown as [string, ...string[]]),
   CHRONOQL_LABEL_ENCODER: oneOf(['none', ...EMBEDDER_KINDS] as [string, ...string[]]),
   CHRONOQL_EMBED_THREADS: integer(1, 1024),
@@ -195,6 +201,10 @@ export function loadConfig(environment: Environment = process.env): Config {
   const embedderKind = (env.CHRONOQL_EMBEDDER ?? DEFAULT_EMBEDDER) as EmbedderKind;
   const labelKind = env.CHRONOQL_LABEL_ENCODER ?? DEFAULT_LABEL_ENCODER;
   const generator = chatEndpoint(env.CHRONOQL_GENERATOR_BASE_URL, env.CHRONOQL_GENERATOR_MODEL, env.CHRONOQL_GENERATOR_API_KEY);
+  const requireCuda = env.CHRONOQL_REQUIRE_CUDA === '1';
+  if (requireCuda && env.CHRONOQL_DEVICE === 'cpu') {
+    throw new ConfigError('CHRONOQL_REQUIRE_CUDA=1 asks for the GPU and CHRONOQL_DEVICE=cpu keeps searches off it: set one of them');
+  }
   if (env.CHRONOQL_BENCHMARK === 'openai' && !generator) {
     throw new ConfigError('CHRONOQL_BENCHMARK=openai drafts questions on the generator endpoint: set CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL, got none');
   }
@@ -240,6 +250,8 @@ export function loadConfig(environment: Environment = process.env): Config {
     generator,
     verifier: chatEndpoint(env.CHRONOQL_VERIFIER_BASE_URL, env.CHRONOQL_VERIFIER_MODEL, env.CHRONOQL_VERIFIER_API_KEY),
     device: env.CHRONOQL_DEVICE ?? 'auto',
+    requireCuda,
+    deviceMemoryCapBytes: env.CHRONOQL_DEVICE_MEMORY_MB === undefined ? undefined : env.CHRONOQL_DEVICE_MEMORY_MB * 1024 * 1024,
     benchmark: env.CHRONOQL_BENCHMARK ?? 'local',
     // The report the server shows at /reports.
     reportsDir: resolve(env.CHRONOQL_REPORTS_DIR ?? join(dataDir, 'reports')),

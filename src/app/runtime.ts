@@ -9,7 +9,7 @@ import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { ChangeFeed } from '../ingest/changeFeed.js';
 import { chatVerifier, embedTextsWith, GrowOverLabeler } from '../ingest/growoverLabeler.js';
 import { createEmbedder, type Embedder, type EmbedderConfig } from '../embedding/index.js';
-import { chooseAddonDevice } from '../native/index.js';
+import { configureNative, observeDevicePlacement } from '../native/index.js';
 import { GeneratorRegistry } from '../qa/generators/index.js';
 import { IngestService } from '../ingest/ingestService.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabeler.js';
@@ -98,7 +98,12 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log, options.onNeo4jWait);
     const outcome = await migrate(db);
     if (outcome.applied.length > 0) log.info({ migrations: outcome.applied }, 'applied migrations');
-    chooseAddonDevice(config.device);
+    configureNative({ device: config.device, requireCuda: config.requireCuda, deviceMemoryCapBytes: config.deviceMemoryCapBytes });
+    observeDevicePlacement((change) => {
+      const index = { rows: change.rows, dimension: change.dimension, storage: change.storage };
+      if (change.onDevice) log.info(index, 'a vector index is searched on the GPU again');
+      else log.warn({ ...index, reason: change.reason }, `a vector index is searched on the CPU: ${change.reason}`);
+    });
     retrieval = await RetrievalService.open({
       db,
       dataDir: config.dataDir,

@@ -10,6 +10,7 @@
 import {
   checkDevice,
   checkDimension,
+  checkInteger,
   checkK,
   checkMetric,
   checkPath,
@@ -29,7 +30,16 @@ import {
   OPEN_END,
 } from './args.js';
 import { parseClassifierModel, toFeatureMatrix, type ParsedClassifier } from './classifier-model.js';
-import { chooseAddonDevice, loadAddon, type NativeClassifierHandle, type NativeSearchResults, type NativeVectorIndexHandle } from './loader.js';
+import {
+  configureNative,
+  loadAddon,
+  nativeSettings,
+  type NativeClassifierHandle,
+  type NativeSearchResults,
+  type NativeSettings,
+  type NativeVectorIndexHandle,
+} from './loader.js';
+import { placeSearch } from './placement.js';
 import type {
   AddBatchInput,
   BackendInfo,
@@ -47,7 +57,7 @@ import type {
 } from './types.js';
 
 export type * from './types.js';
-export { chooseAddonDevice, MAX_ID, MAX_K, OPEN_END };
+export { configureNative, MAX_ID, MAX_K, OPEN_END, type NativeSettings };
 
 /** Hears how long each asynchronous addon call took (for /metrics). */
 export type NativeCallObserver = (operation: string, seconds: number) => void;
@@ -55,6 +65,23 @@ let callObserver: NativeCallObserver | undefined;
 
 export function observeNativeCalls(observer: NativeCallObserver | undefined): void {
   callObserver = observer;
+}
+
+/** A GPU index whose searches moved to the CPU (the device lacks the memory for it), or back. */
+export interface DevicePlacementChange {
+  onDevice: boolean;
+  /** Why its searches run on the CPU, while they do. */
+  reason?: string;
+  dimension: number;
+  storage: Storage;
+  rows: number;
+}
+export type DevicePlacementObserver = (change: DevicePlacementChange) => void;
+let placementObserver: DevicePlacementObserver | undefined;
+
+/** Hears when an index's searches leave the GPU for the CPU or come back (for the log). */
+export function observeDevicePlacement(observer: DevicePlacementObserver | undefined): void {
+  placementObserver = observer;
 }
 
 function timed<T>(operation: string, call: () => Promise<T>): Promise<T> {
@@ -130,10 +157,14 @@ export class VectorIndex {
   readonly dimension: number;
   readonly storage: Storage;
   readonly metric: Metric;
-  /** Where this index's searches run. */
+  /** Where this index's searches run (a GPU index searches on the CPU while the device lacks the memory for it). */
   readonly backend: 'cpu' | 'cuda';
+  private hostReason: string | undefined;
 
-  private constructor(private readonly handle: NativeVectorIndexHandle) {
+  private constructor(
+    private readonly handle: NativeVectorIndexHandle,
+    private readonly deviceMemoryCapBytes: number | undefined,
+  ) {
     const description = handle.describe();
     this.dimension = description.dimension;
     this.storage = description.storage;
@@ -147,16 +178,18 @@ export class VectorIndex {
     const storage = checkStorage(options.storage);
     const metric = checkMetric(options.metric);
     const device = resolveDevice(checkDevice(options.device));
+    const cap = checkDeviceMemoryCap(options.deviceMemoryCapBytes);
     const { addon } = loadAddon();
-    return new VectorIndex(new addon.NativeVectorIndex(dimension, storage, metric, device));
+    return new VectorIndex(new addon.NativeVectorIndex(dimension, storage, metric, device), cap);
   }
 
   /** Opens an index written by save(). */
-  static load(path: string, options: { device?: DeviceChoice } = {}): Promise<VectorIndex> {
+  static load(path: string, options: Pick<VectorIndexOptions, 'device' | 'deviceMemoryCapBytes'> = {}): Promise<VectorIndex> {
     checkPath(path);
+    const cap = checkDeviceMemoryCap(options.deviceMemoryCapBytes);
     const device = resolveDevice(checkDevice(options.device));
     const { addon } = loadAddon();
-    return addon.loadVectorIndex(path, device).then((handle) => new VectorIndex(handle));
+    return addon.loadVectorIndex(path, device).then((handle) => new VectorIndex(handle, cap));
   }
 
   private get open(): NativeVectorIndexHandle {
@@ -184,9 +217,30 @@ export class VectorIndex {
     return this.open.memoryBytes();
   }
 
-  /** Bytes held on the GPU (0 on the CPU backend). */
+  /** Bytes held on the GPU (0 on the CPU backend, and while a GPU index searches on the CPU). */
   get deviceMemoryBytes(): number {
     return this.open.deviceMemoryBytes();
+  }
+
+  /** Why the last search of this GPU index ran on the CPU; undefined when it ran on the GPU (and on the CPU backend). */
+  get searchedOnHostBecause(): string | undefined {
+    return this.hostReason;
+  }
+
+  /**
+   * Whether a search starting now runs on the CPU: a GPU index whose rows need more device
+   * memory than is free or than its cap allows. Decided as the search starts, after the
+   * mutations issued before it; the observer hears when the answer changes.
+   */
+  private searchOnHost(handle: NativeVectorIndexHandle): boolean {
+    if (this.backend !== 'cuda') return false;
+    const placement = placeSearch({ ...handle.deviceFootprint(), freeBytes: loadAddon().addon.deviceMemory().freeBytes, capBytes: this.deviceMemoryCapBytes });
+    const wasOnHost = this.hostReason !== undefined;
+    this.hostReason = placement.onDevice ? undefined : placement.reason;
+    if (wasOnHost === placement.onDevice) {
+      placementObserver?.({ onDevice: placement.onDevice, reason: this.hostReason, dimension: this.dimension, storage: this.storage, rows: handle.size() });
+    }
+    return !placement.onDevice;
   }
 
   /**
@@ -245,7 +299,7 @@ export class VectorIndex {
     // mutation, and the caller may reuse its buffer as soon as we return.
     const data = Float32Array.from(matrix.data);
     return timed('search', () =>
-      this.order.read(() => handle.search(data, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids).then(splitResults)),
+      this.order.read(() => handle.search(data, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids, this.searchOnHost(handle)).then(splitResults)),
     );
   }
 
@@ -269,7 +323,9 @@ export class VectorIndex {
     const secondData = Float32Array.from(b.data);
     return timed('searchArr', () =>
       this.order.read(() =>
-        handle.searchBlended(firstData, secondData, weights, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids).then(splitResults),
+        handle
+          .searchBlended(firstData, secondData, weights, k, Int32Array.from(asOf), exclude?.offsets, exclude?.ids, this.searchOnHost(handle))
+          .then(splitResults),
       ),
     );
   }
@@ -286,6 +342,11 @@ export class VectorIndex {
     const handle = this.open;
     return this.order.read(() => handle.measureStreamSeconds());
   }
+}
+
+function checkDeviceMemoryCap(value: unknown): number | undefined {
+  if (value === undefined) return nativeSettings().deviceMemoryCapBytes;
+  return checkInteger(value, 'deviceMemoryCapBytes', 1, Number.MAX_SAFE_INTEGER);
 }
 
 function resolveDevice(device: DeviceChoice | undefined): DeviceChoice {

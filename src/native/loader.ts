@@ -4,8 +4,9 @@
  *   build-cuda/Release/chronoql_native.node  CUDA-enabled build (cmake-js, CMakeLists.txt)
  * The CUDA build is used when a CUDA device is actually usable (it loads fine
  * on machines without a GPU or driver, but then the CPU build is preferred).
- * CHRONOQL_DEVICE=cpu|cuda|auto forces the choice; cuda without a usable
- * device is an error, never a silent fallback.
+ * The configured device (CHRONOQL_DEVICE=cpu|cuda|auto) forces the choice;
+ * cuda without a usable device is an error, never a silent fallback, and so is
+ * any missing CUDA build or device when CHRONOQL_REQUIRE_CUDA=1.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -25,7 +26,7 @@ export interface NativeVectorIndexHandle {
   addBatch(ids: Uint32Array, vectors: Float32Array, validFrom: Int32Array, validTo: Int32Array): Promise<number>;
   remove(ids: Uint32Array): Promise<number>;
   invalidate(ids: Uint32Array, validTo: Int32Array): Promise<number>;
-  search(queries: Float32Array, k: number, asOf: Int32Array, excludeOffsets?: Uint32Array, excludeIds?: Uint32Array): Promise<NativeSearchResults>;
+  search(queries: Float32Array, k: number, asOf: Int32Array, excludeOffsets?: Uint32Array, excludeIds?: Uint32Array, onHost?: boolean): Promise<NativeSearchResults>;
   searchBlended(
     first: Float32Array,
     second: Float32Array,
@@ -34,12 +35,15 @@ export interface NativeVectorIndexHandle {
     asOf: Int32Array,
     excludeOffsets?: Uint32Array,
     excludeIds?: Uint32Array,
+    onHost?: boolean,
   ): Promise<NativeSearchResults>;
   save(path: string): Promise<void>;
   measureStreamSeconds(): Promise<number>;
   size(): number;
   memoryBytes(): number;
   deviceMemoryBytes(): number;
+  /** Device bytes held now, and needed for the rows as of the last mutation (zeros off the GPU). */
+  deviceFootprint(): { requiredBytes: number; heldBytes: number };
   close(): void;
   describe(): { dimension: number; storage: 'fp32' | 'fp16'; metric: 'cosine' | 'ip'; backend: 'cpu' | 'cuda' };
 }
@@ -72,6 +76,8 @@ export interface NativeAddon {
   rrf(offsets: Uint32Array, ids: Uint32Array, k: number, weights?: Float64Array): Promise<NativeRanking>;
   /** What the addon knows about itself; the loader adds which build it loaded and what it picked. */
   backendInfo(): Omit<BackendInfo, 'backend' | 'build' | 'addonPath'>;
+  /** Free and total memory of the first CUDA device right now (zeros without one). */
+  deviceMemory(): { freeBytes: number; totalBytes: number };
   napiVersion: number;
 }
 
@@ -110,16 +116,29 @@ export function addonPaths(root = packageRoot()): { cpu: string; cuda: string } 
   };
 }
 
-let loaded: LoadedAddon | undefined;
-let requested: DeviceChoice = 'auto';
+/** How the process uses the addon: set by the composition root (from the configuration) before anything searches. */
+export interface NativeSettings {
+  /** Which build is loaded and where new indexes search (CHRONOQL_DEVICE). */
+  device: DeviceChoice;
+  /** A missing CUDA build or device is an error, never a fall back to the CPU (CHRONOQL_REQUIRE_CUDA=1). */
+  requireCuda?: boolean;
+  /** The most GPU memory one index may hold; a bigger one is searched on the CPU (CHRONOQL_DEVICE_MEMORY_MB). */
+  deviceMemoryCapBytes?: number;
+}
 
-/**
- * Which build the process loads (the configured CHRONOQL_DEVICE): called by the composition
- * root before anything searches. The choice is fixed once the addon is loaded.
- */
-export function chooseAddonDevice(device: DeviceChoice): void {
-  if (loaded !== undefined && device !== requested) throw new Error(`chronoql_native is already loaded for device '${requested}'; it cannot switch to '${device}'`);
-  requested = device;
+let loaded: LoadedAddon | undefined;
+let settings: NativeSettings = { device: 'auto' };
+
+/** The build and device choices are fixed once the addon is loaded; the memory cap applies to later searches. */
+export function configureNative(next: NativeSettings): void {
+  if (loaded !== undefined && (next.device !== settings.device || Boolean(next.requireCuda) !== Boolean(settings.requireCuda))) {
+    throw new Error(`chronoql_native is already loaded for device '${settings.device}'${settings.requireCuda ? ' with CUDA required' : ''}; it cannot switch`);
+  }
+  settings = { ...next };
+}
+
+export function nativeSettings(): Readonly<NativeSettings> {
+  return settings;
 }
 
 export function loadAddon(): LoadedAddon {
@@ -131,17 +150,19 @@ export function loadAddon(): LoadedAddon {
   const notBuilt = 'chronoql_native is not built: run `npm run build:native` (needs a C++17 compiler; nvcc for the CUDA build)';
   const load = (path: string): NativeAddon => require(path) as NativeAddon;
 
-  if (requested === 'cuda') {
+  const { device, requireCuda } = settings;
+  if (device === 'cuda' || requireCuda) {
+    const asked = device === 'cuda' ? 'CHRONOQL_DEVICE=cuda' : 'CHRONOQL_REQUIRE_CUDA=1';
     if (!hasCuda) {
-      throw new Error(`CHRONOQL_DEVICE=cuda but the CUDA build is missing (${paths.cuda}); run \`npm run build:native\` on a machine with nvcc`);
+      throw new Error(`${asked} but the CUDA build is missing (${paths.cuda}); run \`npm run build:native\` on a machine with nvcc`);
     }
     const addon = load(paths.cuda);
     const info = addon.backendInfo();
     if (info.devices.length === 0) {
-      throw new Error(`CHRONOQL_DEVICE=cuda but no CUDA device is usable: ${info.cudaUnavailableReason ?? 'unknown reason'}`);
+      throw new Error(`${asked} but no CUDA device is usable: ${info.cudaUnavailableReason ?? 'unknown reason'}`);
     }
     loaded = { addon, path: paths.cuda, build: 'cuda', device: 'cuda' };
-  } else if (requested === 'cpu') {
+  } else if (device === 'cpu') {
     if (!hasCpu && !hasCuda) throw new Error(notBuilt);
     const path = hasCpu ? paths.cpu : paths.cuda;
     loaded = { addon: load(path), path, build: hasCpu ? 'cpu' : 'cuda', device: 'cpu', cudaNotUsedBecause: 'CHRONOQL_DEVICE=cpu' };

@@ -18,6 +18,8 @@ export interface VectorIndexOptions {
   storage?: Storage;
   metric?: Metric;
   device?: DeviceChoice;
+  /** On the GPU: the most device memory the index may hold before its searches move to the CPU (default: the configured CHRONOQL_DEVICE_MEMORY_MB, else none). */
+  deviceMemoryCapBytes?: number;
 }
 
 /** A vector batch: either one flat Float32Array of n×d values or n vectors. */

@@ -11,6 +11,8 @@ describe('configuration', () => {
     assert.equal(config.neo4j, null);
     assert.equal(config.mode, 'development');
     assert.equal(config.device, 'auto');
+    assert.equal(config.requireCuda, false);
+    assert.equal(config.deviceMemoryCapBytes, undefined);
     assert.equal(config.readerCacheBytes, 256 * 1024 * 1024);
     assert.equal(config.embedder.kind, 'e5-small-v2');
     assert.equal(config.labelEncoder?.kind, 'all-minilm-l6-v2');
@@ -28,6 +30,7 @@ describe('configuration', () => {
       CHRONOQL_GENERATOR_BASE_URL: 'http://127.0.0.1:8080',
       CHRONOQL_GENERATOR_MODEL: 'm',
       CHRONOQL_DEVICE: 'CPU',
+      CHRONOQL_DEVICE_MEMORY_MB: '2048',
       CHRONOQL_ALLOWED_ORIGINS: 'https://a.example, https://b.example',
     });
     assert.equal(config.port, 4000);
@@ -35,6 +38,8 @@ describe('configuration', () => {
     assert.equal(config.labelEncoder, null);
     assert.deepEqual(config.generator, { baseUrl: 'http://127.0.0.1:8080', model: 'm', apiKey: undefined });
     assert.equal(config.device, 'cpu');
+    assert.equal(config.deviceMemoryCapBytes, 2048 * 1024 * 1024);
+    assert.equal(loadConfig({ CHRONOQL_REQUIRE_CUDA: '1' }).requireCuda, true);
     assert.deepEqual(config.allowedOrigins, ['https://a.example', 'https://b.example']);
   });
 
@@ -52,5 +57,8 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ CHRONOQL_JWT_SECRET: 'x'.repeat(40) }), /CHRONOQL_JWT_ISSUER and CHRONOQL_JWT_AUDIENCE/);
     assert.throws(() => loadConfig({ CHRONOQL_JWT_SECRET: 'too short' }), /CHRONOQL_JWT_SECRET must be at least 32 bytes/);
     assert.throws(() => loadConfig({ CHRONOQL_LABEL_ENCODER: 'openai' }), /CHRONOQL_LABEL_ENCODER=openai needs CHRONOQL_OPENAI_BASE_URL/);
+    assert.throws(() => loadConfig({ CHRONOQL_REQUIRE_CUDA: 'yes' }), /CHRONOQL_REQUIRE_CUDA must be one of 0, 1, got "yes"/);
+    assert.throws(() => loadConfig({ CHRONOQL_REQUIRE_CUDA: '1', CHRONOQL_DEVICE: 'cpu' }), /CHRONOQL_REQUIRE_CUDA=1 asks for the GPU and CHRONOQL_DEVICE=cpu/);
+    assert.throws(() => loadConfig({ CHRONOQL_DEVICE_MEMORY_MB: '0' }), /CHRONOQL_DEVICE_MEMORY_MB must be an integer from 1 to 1073741824, got "0"/);
   });
 });

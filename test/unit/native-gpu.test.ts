@@ -1,16 +1,20 @@
 /**
  * The CPU test comparisons, run on the CUDA backend. Skipped (visibly, with
- * the reason) when the CUDA build or a usable device is missing. Data is
- * synthetic and seeded; results are compared with the TypeScript reference
- * and with the CPU backend on the same data.
+ * the reason) when the CUDA build or a usable device is missing, except with
+ * CHRONOQL_REQUIRE_CUDA=1 (native/tools/gpu-check.sh sets it), where a missing
+ * build or device fails the run. Data is synthetic and seeded; results are
+ * compared with the TypeScript reference and with the CPU backend on the same
+ * data.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 
-import { OPEN_END, VectorIndex, backend } from '../../src/native/index.js';
+import { OPEN_END, VectorIndex, backend, configureNative, observeDevicePlacement, type DevicePlacementChange } from '../../src/native/index.js';
 import { addonPaths } from '../../src/native/loader.js';
 import { ReferenceVectorIndex } from '../../eval/native/reference.js';
 import { compareExactly, compareWithReference, randomMatrix, seededRandom, syntheticRows, tiedRows } from '../../eval/native/testing.js';
@@ -31,10 +35,29 @@ function skipReason(): string | false {
   return false;
 }
 
+// Read here, not through src/app/config.ts: the GPU machine runs this file without node_modules.
+const required = process.env.CHRONOQL_REQUIRE_CUDA?.trim() ?? '';
+if (!['', '0', '1'].includes(required)) throw new Error(`CHRONOQL_REQUIRE_CUDA must be 0 or 1, got "${required}"`);
+if (required === '1') configureNative({ device: 'auto', requireCuda: true });
+
 const skip = skipReason();
-if (skip) {
+if (skip && required === '1') {
+  test('native addon (CUDA): CHRONOQL_REQUIRE_CUDA=1, so the GPU tests must run', () => assert.fail(`they cannot: ${skip}`));
+} else if (skip) {
   // A skipped test (not only a skipped suite) so the run's summary counts it.
   test('native addon (CUDA): same comparisons as the CPU tests, on the GPU', { skip }, () => undefined);
+  test('with CHRONOQL_REQUIRE_CUDA=1 this file fails here instead of skipping', () => {
+    // Without the runner's NODE_TEST_CONTEXT, which would make the child skip its files.
+    const { NODE_TEST_CONTEXT: _runner, ...environment } = process.env;
+    const run = spawnSync(process.execPath, [...process.execArgv, '--test', '--test-reporter=spec', fileURLToPath(import.meta.url)], {
+      encoding: 'utf8',
+      env: { ...environment, CHRONOQL_REQUIRE_CUDA: '1' },
+      timeout: 60_000,
+    });
+    assert.equal(run.status, 1, run.stdout + run.stderr);
+    assert.match(run.stdout, /CHRONOQL_REQUIRE_CUDA=1 but (the CUDA build is missing|no CUDA device is usable)/);
+    assert.match(run.stdout, /ℹ skipped 0/);
+  });
 }
 
 describe('native addon (CUDA)', { skip }, () => {
@@ -175,6 +198,35 @@ describe('native addon (CUDA)', { skip }, () => {
     const gpu = await full.gpu.searchArr(queries, second, omega, 10, options);
     const cpu = await full.cpu.searchArr(queries, second, omega, 10, options);
     gpu.forEach((r, q) => r.scores.forEach((s, i) => assert.ok(Math.abs(s - cpu[q]!.scores[i]!) < 1e-4)));
+  });
+
+  test('an index that outgrows its device memory cap is searched on the CPU, gives the device memory back and says why', async () => {
+    const random = seededRandom(10);
+    const d = 64;
+    const first = syntheticRows(random, 2000, d);
+    // Room for the first rows (and the workspace), not for three times as many.
+    const cap = 4000 * d * 4;
+    const changes: DevicePlacementChange[] = [];
+    observeDevicePlacement((change) => changes.push(change));
+    try {
+      const capped = VectorIndex.create({ dimension: d, device: 'cuda', deviceMemoryCapBytes: cap });
+      const cpu = VectorIndex.create({ dimension: d, device: 'cpu' });
+      for (const index of [capped, cpu]) await index.addBatch(first);
+      const queries = randomMatrix(random, 24, d);
+      const options = { asOf: days(random, 24) };
+      await capped.search(queries, 10, options);
+      assert.ok(capped.deviceMemoryBytes > 0);
+      assert.equal(capped.searchedOnHostBecause, undefined);
+      const more = syntheticRows(random, 6000, d, { firstId: 2000 });
+      for (const index of [capped, cpu]) await index.addBatch(more);
+      const onHost = await capped.search(queries, 10, options);
+      assert.deepEqual(compareExactly(onHost, await cpu.search(queries, 10, options)), []);
+      assert.equal(capped.deviceMemoryBytes, 0);
+      assert.match(capped.searchedOnHostBecause ?? '', /^the index needs [\d.]+ MiB of GPU memory, more than the 1\.0 MiB CHRONOQL_DEVICE_MEMORY_MB allows it$/);
+      assert.deepEqual(changes, [{ onDevice: false, reason: capped.searchedOnHostBecause, dimension: d, storage: 'fp32', rows: 8000 }]);
+    } finally {
+      observeDevicePlacement(undefined);
+    }
   });
 
   test('concurrent searches equal sequential ones', async () => {
