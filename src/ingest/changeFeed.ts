@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ChangeEventRecord } from '../domain/model.js';
 import type { ChangeFilter, ReadRepository } from '../graph/readRepository.js';
+import { outsideRequestScope } from '../platform/requestScope.js';
 
 /** Events one subscriber reads from the store at a time: all it ever holds in memory. */
 const PAGE = 500;
@@ -81,7 +82,8 @@ export class ChangeFeed {
    * position: polling it would read the whole change history after every batch.
    */
   poke(): void {
-    if (this.started && !this.stopped) void this.poll();
+    // The ingest that pokes may run in a request; the poll it starts serves every subscriber.
+    if (this.started && !this.stopped) outsideRequestScope(() => void this.poll());
   }
 
   async stop(): Promise<void> {

@@ -43,3 +43,11 @@ export function checkRequestDeadline(): void {
   const scope = scopes.getStore();
   if (scope && Date.now() > scope.deadline) throw new RequestTimeoutError(scope.budgetMs);
 }
+
+/**
+ * Runs `work` outside any request: what a request starts for everyone (a job that outlives it, a
+ * shared poll) is bound by neither its caller's shares nor its deadline.
+ */
+export function outsideRequestScope<T>(work: () => T): T {
+  return scopes.exit(work);
+}
