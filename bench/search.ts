@@ -78,7 +78,7 @@ function rowVectors(random: () => number, pool: Float32Array, first: number, cou
   const vectors = new Float32Array(count * d);
   for (let i = 0; i < count; i++) {
     const row = first + i;
-    const base = pool.subarray((row % POOL_ROWS) * d, (row % POOL_ROWS + 1) * d);
+    const base = pool.subarray((row % POOL_ROWS) * d, ((row % POOL_ROWS) + 1) * d);
     const shift = Math.floor(row / POOL_ROWS) % d;
     vectors.set(base.subarray(shift), i * d);
     vectors.set(base.subarray(0, shift), i * d + d - shift);
@@ -158,7 +158,14 @@ interface TorchPeers {
 type TorchTiming = { seconds: number } | { error: string };
 
 /** Runs bench/torch_search.py on the same shapes; undefined (with the reason) without python3, torch or a CUDA device for it. */
-function runTorchPeers(n: number, d: number, qs: number[], k: number, repeats: number, log: (message: string) => void): { result?: TorchPeers; problem?: string } {
+function runTorchPeers(
+  n: number,
+  d: number,
+  qs: number[],
+  k: number,
+  repeats: number,
+  log: (message: string) => void,
+): { result?: TorchPeers; problem?: string } {
   const probe = spawnSync('python3', ['-c', 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)'], { encoding: 'utf8' });
   if (probe.status !== 0) {
     const why = probe.error?.message ?? (probe.status === 3 ? 'torch sees no CUDA device' : probe.stderr.trim().split('\n').pop());
@@ -227,7 +234,12 @@ export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Pr
     await Promise.all([fp32.addBatch(batch), fp16?.addBatch(batch)]);
     if (first < referenceRows) {
       const take = Math.min(count, referenceRows - first);
-      reference.addBatch({ ids: ids.subarray(0, take), vectors: vectors.subarray(0, take * d), validFrom: validFrom.subarray(0, take), validTo: validTo.subarray(0, take) });
+      reference.addBatch({
+        ids: ids.subarray(0, take),
+        vectors: vectors.subarray(0, take * d),
+        validFrom: validFrom.subarray(0, take),
+        validTo: validTo.subarray(0, take),
+      });
     }
   }
 
@@ -235,8 +247,7 @@ export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Pr
   const validPerDay = validRowsPerDay(allFrom, allTo);
   // The roofline runs right after the addon for the same Q, so both see the
   // same machine conditions (other processes can slow a 2-core box a lot).
-  const gemmSkipped =
-    options.gemm === false ? 'skipped' : device !== 'cpu' ? `PyTorch on the device: ${torch?.problem ?? 'see torch'}` : undefined;
+  const gemmSkipped = options.gemm === false ? 'skipped' : device !== 'cpu' ? `PyTorch on the device: ${torch?.problem ?? 'see torch'}` : undefined;
 
   // The reference answers one query at a time, so its queries/s does not
   // depend on Q: measure it once, after a warm-up query (JIT), on
@@ -447,7 +458,10 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
   const lines: string[] = [];
   const device = records[0]?.backend ?? 'cpu';
   lines.push(`# Search benchmark (${device})`, '');
-  lines.push(`Date: ${machine.date}. Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}; addon ${JSON.stringify(machine.addon)}; 1-minute load average before the run (other processes; 2 = both cores busy): ${machine.loadAverageAtStart}.`, '');
+  lines.push(
+    `Date: ${machine.date}. Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}; addon ${JSON.stringify(machine.addon)}; 1-minute load average before the run (other processes; 2 = both cores busy): ${machine.loadAverageAtStart}.`,
+    '',
+  );
   if (typeof machine.otherProcessesCpuSeconds === 'number') {
     lines.push(
       `The machine is shared: other processes used ${machine.otherProcessesCpuSeconds} CPU-seconds during this ${machine.runWallSeconds} s run ` +
@@ -465,7 +479,9 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
     'filter), same machine, run right after the addon for the same Q. Stream: reading the stored rows once.',
     '',
   );
-  lines.push('| N | Q | addon q/s | addon GFLOP/s | reference q/s (measured on) | addon / reference | GEMM q/s | addon / GEMM | fp16 q/s | batch time / stream fp32 | fp16 batch / stream fp16 | fp16 / fp32 time |');
+  lines.push(
+    '| N | Q | addon q/s | addon GFLOP/s | reference q/s (measured on) | addon / reference | GEMM q/s | addon / GEMM | fp16 q/s | batch time / stream fp32 | fp16 batch / stream fp16 | fp16 / fp32 time |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of records) {
     const f16 = (r.fp16 ?? {}) as Record<string, number>;
@@ -476,15 +492,39 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
   }
   lines.push('');
   const streams = records.filter((r) => r.q === records[0]?.q);
-  lines.push('Memory bandwidth (stream the index once): ' + streams.map((r) => `N=${fmt(r.n)}: fp32 ${fmt(r.streamSeconds)} s (${fmt(r.streamGBps)} GB/s), fp16 ${fmt((r.fp16 as Record<string, number> | undefined)?.streamSeconds)} s`).join('; ') + '.', '');
-  lines.push('Memory held by the index: ' + streams.map((r) => {
-    const m = r.memory as Record<string, number>;
-    return `N=${fmt(r.n)}: fp32 ${fmt(m.fp32Bytes / 2 ** 20)} MiB (+${fmt(m.fp32OverheadPercent)}% over N·d·4), fp16 ${fmt(m.fp16Bytes / 2 ** 20)} MiB (+${fmt(m.fp16OverheadPercent)}% over N·d·2)`;
-  }).join('; ') + '.', '');
-  lines.push('Time filter: ' + records.map((r) => {
-    const t = r.timeFilter as Record<string, number>;
-    return `N=${fmt(r.n)} Q=${r.q}: ${fmt(t.validRowsPerQuery * 100)}% of rows valid per query, ${fmt(t.rowsScoredFraction * 100)}% scored`;
-  }).join('; ') + '.', '');
+  lines.push(
+    'Memory bandwidth (stream the index once): ' +
+      streams
+        .map(
+          (r) =>
+            `N=${fmt(r.n)}: fp32 ${fmt(r.streamSeconds)} s (${fmt(r.streamGBps)} GB/s), fp16 ${fmt((r.fp16 as Record<string, number> | undefined)?.streamSeconds)} s`,
+        )
+        .join('; ') +
+      '.',
+    '',
+  );
+  lines.push(
+    'Memory held by the index: ' +
+      streams
+        .map((r) => {
+          const m = r.memory as Record<string, number>;
+          return `N=${fmt(r.n)}: fp32 ${fmt(m.fp32Bytes / 2 ** 20)} MiB (+${fmt(m.fp32OverheadPercent)}% over N·d·4), fp16 ${fmt(m.fp16Bytes / 2 ** 20)} MiB (+${fmt(m.fp16OverheadPercent)}% over N·d·2)`;
+        })
+        .join('; ') +
+      '.',
+    '',
+  );
+  lines.push(
+    'Time filter: ' +
+      records
+        .map((r) => {
+          const t = r.timeFilter as Record<string, number>;
+          return `N=${fmt(r.n)} Q=${r.q}: ${fmt(t.validRowsPerQuery * 100)}% of rows valid per query, ${fmt(t.rowsScoredFraction * 100)}% scored`;
+        })
+        .join('; ') +
+      '.',
+    '',
+  );
 
   const target = records.find((r) => r.n === 1_000_000 && r.q === 64);
   const single = records.find((r) => r.n === 1_000_000 && r.q === 1);
@@ -494,20 +534,28 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
       const vsRef = target.addonVsReference as number;
       const vsGemm = target.addonVsGemm as number | undefined;
       lines.push(`- Q = 64: ${fmt(vsRef)}x the reference's queries/s (target >= 30x): **${vsRef >= 30 ? 'met' : 'missed'}**.`);
-      lines.push(vsGemm === undefined
-        ? `- Q = 64 vs GEMM roofline: not measured (${target.gemmNote}).`
-        : `- Q = 64: ${fmt(vsGemm * 100)}% of the OpenBLAS roofline's queries/s (target >= 70%): **${vsGemm >= 0.7 ? 'met' : 'missed'}**.`);
+      lines.push(
+        vsGemm === undefined
+          ? `- Q = 64 vs GEMM roofline: not measured (${target.gemmNote}).`
+          : `- Q = 64: ${fmt(vsGemm * 100)}% of the OpenBLAS roofline's queries/s (target >= 70%): **${vsGemm >= 0.7 ? 'met' : 'missed'}**.`,
+      );
     }
     if (single) {
       const ratio = single.searchVsStream as number;
       const f16 = single.fp16 as Record<string, number> | undefined;
       const scored = (single.timeFilter as Record<string, number>).rowsScoredFraction;
-      lines.push(`- Q = 1: ${fmt(ratio)}x the time to stream the fp32 index once (target <= 1.5x): **${ratio <= 1.5 ? 'met' : 'missed'}**. The time filter let the scan skip ${fmt((1 - scored) * 100)}% of the rows; against streaming only the rows it read, the ratio is ${fmt(single.searchVsStreamOfScoredRows as number)}x.`);
+      lines.push(
+        `- Q = 1: ${fmt(ratio)}x the time to stream the fp32 index once (target <= 1.5x): **${ratio <= 1.5 ? 'met' : 'missed'}**. The time filter let the scan skip ${fmt((1 - scored) * 100)}% of the rows; against streaming only the rows it read, the ratio is ${fmt(single.searchVsStreamOfScoredRows as number)}x.`,
+      );
       if (f16) {
-        lines.push(`- Q = 1 with fp16 storage: ${fmt(f16.vsFp32Seconds)}x the fp32 time (target ~0.5x, "halves it"): **${f16.vsFp32Seconds! <= 0.55 ? 'met' : 'missed'}**; ${fmt(f16.searchVsStream)}x the time to stream the fp16 index once.`);
+        lines.push(
+          `- Q = 1 with fp16 storage: ${fmt(f16.vsFp32Seconds)}x the fp32 time (target ~0.5x, "halves it"): **${f16.vsFp32Seconds! <= 0.55 ? 'met' : 'missed'}**; ${fmt(f16.searchVsStream)}x the time to stream the fp16 index once.`,
+        );
       }
       const m = single.memory as Record<string, number>;
-      lines.push(`- Memory: +${fmt(m.fp32OverheadPercent)}% (fp32) and +${fmt(m.fp16OverheadPercent)}% (fp16) over the raw matrix (target <= 5%): **${m.fp32OverheadPercent <= 5 && m.fp16OverheadPercent <= 5 ? 'met' : 'missed'}**.`);
+      lines.push(
+        `- Memory: +${fmt(m.fp32OverheadPercent)}% (fp32) and +${fmt(m.fp16OverheadPercent)}% (fp16) over the raw matrix (target <= 5%): **${m.fp32OverheadPercent <= 5 && m.fp16OverheadPercent <= 5 ? 'met' : 'missed'}**.`,
+      );
     }
     lines.push('');
   }
@@ -531,7 +579,9 @@ export function cudaMarkdownReport(machine: Record<string, unknown>, records: Re
   lines.push('# Search benchmark (cuda)', '');
   lines.push(
     `Date: ${machine.date}. Device: ${gpu ? `${gpu.name}, ${fmt(gpu.totalMemoryBytes / 2 ** 30)} GiB` : 'none'}; host ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. ` +
-      (torch ? `PyTorch ${torch.version} on ${torch.device}: device-to-device copy ${fmt(torch.copyGBps as number)} GB/s (bytes read + written).` : `PyTorch: ${String(records[0]?.gemmNote ?? 'not run')}.`),
+      (torch
+        ? `PyTorch ${torch.version} on ${torch.device}: device-to-device copy ${fmt(torch.copyGBps as number)} GB/s (bytes read + written).`
+        : `PyTorch: ${String(records[0]?.gemmNote ?? 'not run')}.`),
     '',
   );
   lines.push(
@@ -541,7 +591,9 @@ export function cudaMarkdownReport(machine: Record<string, unknown>, records: Re
     'over all rows at once ("whole"; may not fit) and over chunks of a million rows merged ("chunks"). "vs PyTorch": ChronoQL\'s time over PyTorch\'s faster masked top-k (below 1 is faster).',
     '',
   );
-  lines.push('| N | Q | ChronoQL fp16 | ChronoQL fp32 | fp16 / fp32 | fp16 read once | PyTorch fp16 GEMM | PyTorch fp16 top-k whole / chunks | fp16 vs PyTorch | PyTorch fp32 top-k whole / chunks | fp32 vs PyTorch |');
+  lines.push(
+    '| N | Q | ChronoQL fp16 | ChronoQL fp32 | fp16 / fp32 | fp16 read once | PyTorch fp16 GEMM | PyTorch fp16 top-k whole / chunks | fp16 vs PyTorch | PyTorch fp32 top-k whole / chunks | fp32 vs PyTorch |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of records) {
     const half = (r.fp16 ?? {}) as Record<string, number>;
@@ -556,12 +608,23 @@ export function cudaMarkdownReport(machine: Record<string, unknown>, records: Re
   }
   lines.push('');
   const onHost = records.filter((r) => r.searchedOnHost);
-  if (onHost.length > 0) lines.push(`**Searched on the CPU, not the GPU** (these rows are not GPU figures): ${onHost.map((r) => `N=${fmt(r.n)} Q=${r.q}: ${r.searchedOnHost}`).join('; ')}.`, '');
+  if (onHost.length > 0)
+    lines.push(
+      `**Searched on the CPU, not the GPU** (these rows are not GPU figures): ${onHost.map((r) => `N=${fmt(r.n)} Q=${r.q}: ${r.searchedOnHost}`).join('; ')}.`,
+      '',
+    );
   const memory = records.filter((r) => r.q === records[0]?.q);
-  lines.push('Device memory held by the index (rows, metadata, workspace): ' + memory.map((r) => {
-    const m = r.deviceMemory as Record<string, number>;
-    return `N=${fmt(r.n)}: fp16 ${fmt(m.fp16Bytes / 2 ** 20)} MiB (${fmt(m.fp16Bytes / m.fp16RawBytes)}x the raw rows), fp32 ${fmt(m.fp32Bytes / 2 ** 20)} MiB (${fmt(m.fp32Bytes / m.fp32RawBytes)}x)`;
-  }).join('; ') + '.', '');
+  lines.push(
+    'Device memory held by the index (rows, metadata, workspace): ' +
+      memory
+        .map((r) => {
+          const m = r.deviceMemory as Record<string, number>;
+          return `N=${fmt(r.n)}: fp16 ${fmt(m.fp16Bytes / 2 ** 20)} MiB (${fmt(m.fp16Bytes / m.fp16RawBytes)}x the raw rows), fp32 ${fmt(m.fp32Bytes / 2 ** 20)} MiB (${fmt(m.fp32Bytes / m.fp32RawBytes)}x)`;
+        })
+        .join('; ') +
+      '.',
+    '',
+  );
 
   const at = (q: number) => records.find((r) => r.n === 10_000_000 && r.q === q);
   const ms = (r: Record<string, unknown> | undefined) => ((r?.fp16 as Record<string, number> | undefined)?.addonSeconds ?? NaN) * 1000;
@@ -572,20 +635,32 @@ export function cudaMarkdownReport(machine: Record<string, unknown>, records: Re
     if (at(1024)) lines.push(`- Q = 1024: ${fmt(ms(at(1024)))} ms (target <= 35 ms): ${verdict(ms(at(1024)) <= 35)}.`);
     if (at(1)) {
       const ratio = (at(1)!.fp16 as Record<string, number>).vsFp32Seconds!;
-      lines.push(`- Q = 1: ${fmt(ms(at(1)))} ms (target <= 3.0 ms): ${verdict(ms(at(1)) <= 3)}; fp16 ${fmt(ratio)}x the fp32 time (target <= 0.55x): ${verdict(ratio <= 0.55)}.`);
+      lines.push(
+        `- Q = 1: ${fmt(ms(at(1)))} ms (target <= 3.0 ms): ${verdict(ms(at(1)) <= 3)}; fp16 ${fmt(ratio)}x the fp32 time (target <= 0.55x): ${verdict(ratio <= 0.55)}.`,
+      );
     }
-    const compared = records.filter((r) => bestTorch((r.torch as Record<string, unknown> | undefined)?.fp16MaskedTopkSeconds, (r.torch as Record<string, unknown> | undefined)?.fp16ChunkedMaskedTopkSeconds) !== undefined);
+    const compared = records.filter(
+      (r) =>
+        bestTorch(
+          (r.torch as Record<string, unknown> | undefined)?.fp16MaskedTopkSeconds,
+          (r.torch as Record<string, unknown> | undefined)?.fp16ChunkedMaskedTopkSeconds,
+        ) !== undefined,
+    );
     const slower = compared.filter((r) => {
       const t = r.torch as Record<string, unknown>;
       return (r.fp16 as Record<string, number>).addonSeconds! >= bestTorch(t.fp16MaskedTopkSeconds, t.fp16ChunkedMaskedTopkSeconds)!;
     });
-    lines.push(compared.length === 0
-      ? '- Faster than PyTorch fp16 at every shape: not measured (no PyTorch run).'
-      : `- Faster than PyTorch fp16 at every shape measured (${compared.length}): ${verdict(slower.length === 0)}${slower.length ? ` (slower at ${slower.map((r) => `N=${fmt(r.n)} Q=${r.q}`).join(', ')})` : ''}.`);
+    lines.push(
+      compared.length === 0
+        ? '- Faster than PyTorch fp16 at every shape: not measured (no PyTorch run).'
+        : `- Faster than PyTorch fp16 at every shape measured (${compared.length}): ${verdict(slower.length === 0)}${slower.length ? ` (slower at ${slower.map((r) => `N=${fmt(r.n)} Q=${r.q}`).join(', ')})` : ''}.`,
+    );
     const big = memory.find((r) => r.n === 10_000_000);
     if (big) {
       const m = big.deviceMemory as Record<string, number>;
-      lines.push(`- Device memory: ${fmt(m.fp16Bytes / m.fp16RawBytes)}x the raw fp16 rows (target <= 1.05x): ${verdict(m.fp16Bytes / m.fp16RawBytes <= 1.05)}.`);
+      lines.push(
+        `- Device memory: ${fmt(m.fp16Bytes / m.fp16RawBytes)}x the raw fp16 rows (target <= 1.05x): ${verdict(m.fp16Bytes / m.fp16RawBytes <= 1.05)}.`,
+      );
     }
     lines.push('');
   }

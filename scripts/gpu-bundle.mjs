@@ -69,7 +69,9 @@ const tracked = spawnSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf
 const trackedBytes = tracked.reduce((sum, file) => sum + bytesUnder(join(root, file)), 0);
 const carriedBytes = carried.reduce((sum, path) => sum + bytesUnder(join(root, path)), 0);
 const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-log(`tracked files ${mib(trackedBytes)} + carried ${carried.map((path) => `${path} ${mib(bytesUnder(join(root, path)))}`).join(', ')} = ${mib(trackedBytes + carriedBytes)} (the limit is 64 MiB)`);
+log(
+  `tracked files ${mib(trackedBytes)} + carried ${carried.map((path) => `${path} ${mib(bytesUnder(join(root, path)))}`).join(', ')} = ${mib(trackedBytes + carriedBytes)} (the limit is 64 MiB)`,
+);
 if (trackedBytes + carriedBytes > 64 * 2 ** 20) {
   console.error('[gpu-bundle] too large to carry');
   process.exit(1);

@@ -42,7 +42,10 @@ export function clientNetwork(address: string | undefined): string {
   if (!groups) return address;
   const mappedIpv4 = groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
   if (mappedIpv4) return ipv4Network([groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8]);
-  return `${groups.slice(0, IPV6_PREFIX_GROUPS).map((group) => group.toString(16)).join(':')}::/${IPV6_PREFIX_GROUPS * 16}`;
+  return `${groups
+    .slice(0, IPV6_PREFIX_GROUPS)
+    .map((group) => group.toString(16))
+    .join(':')}::/${IPV6_PREFIX_GROUPS * 16}`;
 }
 
 /** The caller an anonymous request counts as, for its rate and cost budget and its database sessions. */

@@ -45,5 +45,11 @@ export type RequestContext = {
 export interface ApiHost {
   services: Services;
   /** Subscriptions pass `cache: false` (see Loaders). */
-  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null; caller?: string; budget?: ResponseBudget | null }): RequestContext;
+  requestContext(options?: {
+    cache?: boolean;
+    principal?: Principal | null;
+    requestId?: string | null;
+    caller?: string;
+    budget?: ResponseBudget | null;
+  }): RequestContext;
 }

@@ -24,7 +24,7 @@ export function neo4jProblem(error: unknown): { code: string; message: string; r
   if (isDatabaseUnreachable(error)) {
     return { code: 'SERVICE_UNAVAILABLE', message: 'the database is unreachable right now; try again shortly' };
   }
-  if (NEO4J_TIMED_OUT.test(error.code)) return { code: 'QUERY_TIMEOUT', message: 'the query ran past the server\'s time limit (CHRONOQL_QUERY_TIMEOUT_MS)' };
+  if (NEO4J_TIMED_OUT.test(error.code)) return { code: 'QUERY_TIMEOUT', message: "the query ran past the server's time limit (CHRONOQL_QUERY_TIMEOUT_MS)" };
   return null;
 }
 
@@ -127,7 +127,12 @@ export function logClientErrors(
   for (const error of errors) {
     const told = format(asReported(error, transport), error);
     // All three can be the caller's: a WebSocket client names its own subscription ids, and aliases are in the path.
-    const where = { requestId: request.requestId && clipInput(request.requestId), operationName: request.operationName ? clipInput(request.operationName) : null, path: error.path?.map((key) => (typeof key === 'string' ? clipInput(key) : key)) ?? null, transport };
+    const where = {
+      requestId: request.requestId && clipInput(request.requestId),
+      operationName: request.operationName ? clipInput(request.operationName) : null,
+      path: error.path?.map((key) => (typeof key === 'string' ? clipInput(key) : key)) ?? null,
+      transport,
+    };
     if (told.extensions?.code === 'INTERNAL_SERVER_ERROR') log.error({ err: unwrapResolverError(error), ...where }, 'internal error');
     else log.warn({ ...where, code: told.extensions?.code ?? null, message: told.message }, 'request refused');
   }

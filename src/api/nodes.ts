@@ -19,7 +19,9 @@ export function factNode(record: FactRecord): Fact {
  * builds their nodes (or joins their text) once, not 3,000 times over, before the response
  * budget can count them. Other arguments must be fixed by the list (what its loader key holds).
  */
-export function oncePerList<R extends object, A extends unknown[], T>(derive: (records: R, ...fixedByTheList: A) => T): (records: R, ...fixedByTheList: A) => T {
+export function oncePerList<R extends object, A extends unknown[], T>(
+  derive: (records: R, ...fixedByTheList: A) => T,
+): (records: R, ...fixedByTheList: A) => T {
   const derived = new WeakMap<R, T>();
   return (records, ...rest) => {
     if (!derived.has(records)) derived.set(records, derive(records, ...rest));

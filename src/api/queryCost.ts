@@ -149,7 +149,13 @@ export function operationCost(
 ): number {
   let cost: number;
   try {
-    cost = getComplexity({ schema, query: document, variables: request.variables ?? {}, operationName: request.operationName ?? undefined, estimators: [estimator] });
+    cost = getComplexity({
+      schema,
+      query: document,
+      variables: request.variables ?? {},
+      operationName: request.operationName ?? undefined,
+      estimators: [estimator],
+    });
   } catch (error) {
     // The estimate reads the variables before execution would: a bad one is the caller's, as it would be there.
     if (!(error instanceof GraphQLError)) throw error;

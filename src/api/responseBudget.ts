@@ -8,7 +8,16 @@
  * once took the server down) nor resolve on past its deadline.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
-import { defaultFieldResolver, getNullableType, GraphQLError, GraphQLObjectType, isIntrospectionType, isListType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import {
+  defaultFieldResolver,
+  getNullableType,
+  GraphQLError,
+  GraphQLObjectType,
+  isIntrospectionType,
+  isListType,
+  type GraphQLFieldResolver,
+  type GraphQLSchema,
+} from 'graphql';
 import { RequestTimeoutError, type RequestScope } from '../platform/requestScope.js';
 
 export interface ResponseLimits {

@@ -102,7 +102,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   const app = express();
   app.disable('x-powered-by');
   // A client that sends its request slowly (or never finishes it) is cut off, so idle sockets cannot pile up.
-  const httpServer: Server = createServer({ requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.headersMs, connectionsCheckingInterval: 1_000 }, app);
+  const httpServer: Server = createServer(
+    { requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.headersMs, connectionsCheckingInterval: 1_000 },
+    app,
+  );
 
   const formatError = errorFormatter(options.mode);
   const armor = queryArmor();
@@ -153,7 +156,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
           },
           // A cut-off operation is told (and logged) as its one error, however many fields failed with it.
           didEncounterErrors: async ({ errors, operationName, contextValue }) =>
-            logClientErrors(options.log, formatError, 'http', contextValue.budget?.cutOff ? [contextValue.budget.cutOff] : errors, { requestId: contextValue.requestId, operationName }),
+            logClientErrors(options.log, formatError, 'http', contextValue.budget?.cutOff ? [contextValue.budget.cutOff] : errors, {
+              requestId: contextValue.requestId,
+              operationName,
+            }),
         }),
       },
       { serverWillStart: async () => ({ drainServer: async () => subscriptions.dispose() }) },
@@ -230,7 +236,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     const address = addressOf(request);
     try {
       const principal = await identify(request.headers.authorization, address);
-      if (!principal && options.access.readAccess === 'key') throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
+      if (!principal && options.access.readAccess === 'key')
+        throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
       response.locals.principal = principal;
       response.locals.caller = callerOf(principal, address);
       await rateLimiter.take(response.locals.caller);
@@ -306,7 +313,9 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
  * /health and /ready say "starting" (503) with the last connection problem, and every other
  * request gets SERVICE_UNAVAILABLE. Closed once the real server can take the port.
  */
-export async function startBootServer(options: Pick<ServerOptions, 'port' | 'host' | 'mode'>): Promise<{ setProblem(problem: string): void; close(): Promise<void> }> {
+export async function startBootServer(
+  options: Pick<ServerOptions, 'port' | 'host' | 'mode'>,
+): Promise<{ setProblem(problem: string): void; close(): Promise<void> }> {
   let problem: string | null = null;
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];

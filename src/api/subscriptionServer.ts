@@ -4,7 +4,17 @@
  * for as long as it subscribes, and must read what it is sent.
  */
 import type { IncomingMessage, Server } from 'node:http';
-import { execute, GraphQLError, parse, subscribe, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type ValidationRule } from 'graphql';
+import {
+  execute,
+  GraphQLError,
+  parse,
+  subscribe,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { unauthenticated, type Authenticator, type Principal } from './auth.js';
@@ -123,7 +133,12 @@ function subscriptionCredential(connectionParams: Record<string, unknown> | unde
 /** A close reason fits in 123 bytes (RFC 6455). */
 function closeReason(text: string): string {
   const bytes = Buffer.from(text);
-  return bytes.length <= 123 ? text : bytes.subarray(0, 120).toString().replace(/\uFFFD$/, '') + '...';
+  return bytes.length <= 123
+    ? text
+    : bytes
+        .subarray(0, 120)
+        .toString()
+        .replace(/\uFFFD$/, '') + '...';
 }
 
 /**
@@ -139,7 +154,10 @@ function readAhead<T>(source: AsyncGenerator<T>, depth: number, scope: RequestSc
     while (!finished && pending.length < depth) {
       // graphql-ws pulls from outside the subscription's scope: each event is executed inside it.
       const next = inRequestScope(scope, () => source.next());
-      next.then((result) => (finished ||= Boolean(result.done)), () => (finished = true));
+      next.then(
+        (result) => (finished ||= Boolean(result.done)),
+        () => (finished = true),
+      );
       pending.push(next);
     }
   };
@@ -202,7 +220,10 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     connection.credentials.set(id, { credential, principal });
     stopWaitingForCredential(connection);
     if (principal.expiresAt) {
-      const timer = setTimeout(() => drop(socket, UNAUTHORIZED_CLOSE_CODE, 'Unauthorized: token expired'), Math.min(2 ** 31 - 1, Math.max(0, principal.expiresAt.getTime() - Date.now())));
+      const timer = setTimeout(
+        () => drop(socket, UNAUTHORIZED_CLOSE_CODE, 'Unauthorized: token expired'),
+        Math.min(2 ** 31 - 1, Math.max(0, principal.expiresAt.getTime() - Date.now())),
+      );
       connection.timers.push(timer.unref());
     }
   };
@@ -213,26 +234,44 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     maxPayload: QUERY_LIMITS.maxBodyBytes,
     // Refused before the upgrade, so a refused client holds no socket. A page of another site is
     // forbidden, not unauthenticated: its credentials are not the problem (403, not ws's default 401).
-    verifyClient: ({ origin, req }: { origin: string; req: IncomingMessage }, done: (allowed: boolean, status?: number, message?: string, headers?: Record<string, string>) => void) => {
+    verifyClient: (
+      { origin, req }: { origin: string; req: IncomingMessage },
+      done: (allowed: boolean, status?: number, message?: string, headers?: Record<string, string>) => void,
+    ) => {
       if (!originAllowed(origin, req.headers.host, options.allowedOrigins)) return done(false, 403, 'Forbidden: this origin may not open the WebSocket');
       const retry = { 'retry-after': String(Math.ceil(settings.initTimeoutMs / 1000)) };
       const address = options.addressOf(req);
-      if (connections.size >= settings.maxConnections) return done(false, 503, `Service Unavailable: the server has its maximum of ${settings.maxConnections} WebSocket connections open`, retry);
+      if (connections.size >= settings.maxConnections)
+        return done(false, 503, `Service Unavailable: the server has its maximum of ${settings.maxConnections} WebSocket connections open`, retry);
       if ((perAddress.get(address) ?? 0) >= settings.maxConnectionsPerAddress) {
         return done(false, 429, `Too Many Requests: at most ${settings.maxConnectionsPerAddress} WebSocket connections per client address`, retry);
       }
       // A client that shows its credential with the upgrade is not kept waiting by sockets that never show one.
       void options
         .identify(req.headers.authorization, req)
-        .then((principal) => principal !== null, () => false)
+        .then(
+          (principal) => principal !== null,
+          () => false,
+        )
         .then((authenticated) => {
           // The checks above are made again: other upgrades may have been admitted while the credential was checked.
-          if (connections.size >= settings.maxConnections) return done(false, 503, `Service Unavailable: the server has its maximum of ${settings.maxConnections} WebSocket connections open`, retry);
+          if (connections.size >= settings.maxConnections)
+            return done(false, 503, `Service Unavailable: the server has its maximum of ${settings.maxConnections} WebSocket connections open`, retry);
           if (!authenticated && (unauthenticatedPerAddress.get(address) ?? 0) >= UNAUTHENTICATED_PER_ADDRESS) {
-            return done(false, 429, `Too Many Requests: ${UNAUTHENTICATED_PER_ADDRESS} WebSocket connections from this client address are waiting for a credential`, retry);
+            return done(
+              false,
+              429,
+              `Too Many Requests: ${UNAUTHENTICATED_PER_ADDRESS} WebSocket connections from this client address are waiting for a credential`,
+              retry,
+            );
           }
           if (!authenticated && unauthenticatedCount >= maxUnauthenticated) {
-            return done(false, 503, `Service Unavailable: ${maxUnauthenticated} WebSocket connections are waiting for a credential; send Authorization with the upgrade, or retry`, retry);
+            return done(
+              false,
+              503,
+              `Service Unavailable: ${maxUnauthenticated} WebSocket connections are waiting for a credential; send Authorization with the upgrade, or retry`,
+              retry,
+            );
           }
           (req as IncomingMessage & { chronoqlAuthenticated?: boolean }).chronoqlAuthenticated = authenticated;
           if (!authenticated) {
@@ -268,7 +307,14 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     const verdicts = new Map<unknown, Promise<boolean>>();
     for (const [socket, connection] of connections) {
       for (const { credential, principal } of connection.credentials.values()) {
-        if (!verdicts.has(credential)) verdicts.set(credential, options.authenticator.authenticate(credential).then(() => true, (error: unknown) => (error as GraphQLError).extensions?.code !== 'UNAUTHENTICATED'));
+        if (!verdicts.has(credential))
+          verdicts.set(
+            credential,
+            options.authenticator.authenticate(credential).then(
+              () => true,
+              (error: unknown) => (error as GraphQLError).extensions?.code !== 'UNAUTHENTICATED',
+            ),
+          );
         void verdicts.get(credential)!.then((valid) => {
           if (valid) return;
           const expired = principal.expiresAt !== undefined && principal.expiresAt.getTime() <= Date.now();
@@ -287,7 +333,11 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
         else if (now - connection.drainedAt > settings.slowSubscriberMs) {
           metrics.slowSubscribers.inc();
           connection.drainedAt = now;
-          drop(socket, SLOW_SUBSCRIBER_CLOSE_CODE, `too slow: nothing read for ${Math.round(settings.slowSubscriberMs / 1000)} s; resubscribe with afterSeq: the last seq received`);
+          drop(
+            socket,
+            SLOW_SUBSCRIBER_CLOSE_CODE,
+            `too slow: nothing read for ${Math.round(settings.slowSubscriberMs / 1000)} s; resubscribe with afterSeq: the last seq received`,
+          );
         }
       }
     },

@@ -92,7 +92,10 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     callerShare: { perCaller: config.callerSessions, waitMs: CALLER_SESSION_WAIT_MS },
   });
   // One caller may use every slot while it is alone; callers with work waiting take turns.
-  const cpu = new FairShares({ total: config.cpuSlots, perCaller: config.cpuSlots, waitMs: CALLER_SESSION_WAIT_MS, queuePerCaller: CPU_QUEUE_PER_CALLER }, 'CPU slots');
+  const cpu = new FairShares(
+    { total: config.cpuSlots, perCaller: config.cpuSlots, waitMs: CALLER_SESSION_WAIT_MS, queuePerCaller: CPU_QUEUE_PER_CALLER },
+    'CPU slots',
+  );
   let retrieval: RetrievalService;
   try {
     await waitForNeo4j(db, settings.uri, config.neo4jStartWaitMs, log, options.onNeo4jWait);
@@ -128,7 +131,13 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   let reader: SpanReader | undefined;
   try {
     // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
-    reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: config.readerCacheBytes, log: (message) => log.info(message), admit: cpu.use });
+    reader = await SpanReader.open({
+      modelsDir: modelsDir(),
+      encoderDir: config.modelsDir,
+      cacheBytes: config.readerCacheBytes,
+      log: (message) => log.info(message),
+      admit: cpu.use,
+    });
     askOptions = { reads, answering: new AnsweringRepository(db), snapshots, retrieval, reader, generators: new GeneratorRegistry(reader, config.generator) };
     answering = new AskService(askOptions);
     // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.
@@ -152,12 +161,30 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const benchmark = benchmarkMaintainer(config, db, reader, labelEncoder);
   // The snapshot is stored whatever happens here: a failed maintenance is told, and the next ingest or `benchmark build` finishes it.
   const afterSnapshot = async (): Promise<void> => {
-    await benchmark?.catchUp((report) => log.info(report, 'benchmark maintained')).catch((error: unknown) => {
-      log.error({ err: error }, 'benchmark maintenance failed; the next ingest or `chronoql benchmark build` finishes it');
-    });
+    await benchmark
+      ?.catchUp((report) => log.info(report, 'benchmark maintained'))
+      .catch((error: unknown) => {
+        log.error({ err: error }, 'benchmark maintenance failed; the next ingest or `chronoql benchmark build` finishes it');
+      });
   };
   const disk = new DiskSpace(config.dataDir, config.minFreeDiskBytes);
-  const services: Services = { db, reads, changeFeed, retrieval, reader, answering, benchmarkItems: new BenchmarkRepository(db), disk, ingest: new IngestService(db, () => changeFeed.poke(), labeler, afterSnapshot, () => disk.ensureRoom()) };
+  const services: Services = {
+    db,
+    reads,
+    changeFeed,
+    retrieval,
+    reader,
+    answering,
+    benchmarkItems: new BenchmarkRepository(db),
+    disk,
+    ingest: new IngestService(
+      db,
+      () => changeFeed.poke(),
+      labeler,
+      afterSnapshot,
+      () => disk.ensureRoom(),
+    ),
+  };
   return {
     services,
     config,

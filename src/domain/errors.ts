@@ -28,7 +28,12 @@ function clip(input: string): { start: string; cut: string | null } {
 const INVISIBLE_CHARACTERS = new RegExp(INVISIBLE_CHARACTER.source, 'gu');
 /** A character that does not show as its escape: a direction override in a log line would turn the line around. */
 const shown = (text: string): string =>
-  text.replace(INVISIBLE_CHARACTERS, (character) => character.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''));
+  text.replace(INVISIBLE_CHARACTERS, (character) =>
+    character
+      .split('')
+      .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .join(''),
+  );
 
 /**
  * Caller input as an error message quotes it: in JSON quotes (a quote or a lone surrogate shows

@@ -127,12 +127,15 @@ export class IngestService {
     await takeLease(leases, owner, waitMs);
     let lost = false;
     let renewal: Promise<unknown> = Promise.resolve();
-    const heartbeat = setInterval(() => {
-      renewal = leases.acquire('ingest', owner, LEASE_SECONDS).then(
-        (held) => (lost ||= !held),
-        () => {}, // a failed renewal is retried at the next beat; the batch transaction checks the lease anyway
-      );
-    }, (LEASE_SECONDS * 1000) / 3);
+    const heartbeat = setInterval(
+      () => {
+        renewal = leases.acquire('ingest', owner, LEASE_SECONDS).then(
+          (held) => (lost ||= !held),
+          () => {}, // a failed renewal is retried at the next beat; the batch transaction checks the lease anyway
+        );
+      },
+      (LEASE_SECONDS * 1000) / 3,
+    );
     try {
       return await work(owner, () => lost);
     } finally {
@@ -149,9 +152,7 @@ export class IngestService {
     const snapshots = new SnapshotRepository(this.db);
     const id = snapshotIdFor(options.takenAt);
     const complete = options.complete ?? false;
-    const contentHash = createHash('sha256')
-      .update(JSON.stringify({ id, complete, articles }))
-      .digest('hex');
+    const contentHash = createHash('sha256').update(JSON.stringify({ id, complete, articles })).digest('hex');
     const report = emptyReport(articles.length);
     const holdLease = this.leaseGuard(owner, leaseLost, id);
     // A rollback cut short (its process died) is finished before anything else is written.
@@ -219,7 +220,9 @@ export class IngestService {
       const snapshot = (await snapshots.list()).find((stored) => stored.id === snapshotId);
       if (!snapshot) throw new InvalidInputError(`no snapshot has the id ${quoteInput(snapshotId)} (\`chronoql snapshots list\` shows them); nothing changed`);
       if (snapshot.status !== SnapshotStatus.INGESTING) {
-        throw new SnapshotOrderError(`snapshot ${snapshotId} is ${snapshot.status}; only an interrupted snapshot (INGESTING) can be abandoned (nothing changed)`);
+        throw new SnapshotOrderError(
+          `snapshot ${snapshotId} is ${snapshot.status}; only an interrupted snapshot (INGESTING) can be abandoned (nothing changed)`,
+        );
       }
       const rolledBack = await rollBackSnapshot(this.db, snapshot, this.leaseGuard(owner, leaseLost, snapshotId));
       this.onCommitted();
@@ -300,9 +303,7 @@ function checkOrder(latest: SnapshotRecord, id: string, takenAt: Date, contentHa
     );
   }
   if (latest.id === id && latest.contentHash !== contentHash) {
-    throw new SnapshotOrderError(
-      `a different snapshot dated ${id} is already stored (its content differs); snapshots cannot be rewritten (nothing written)`,
-    );
+    throw new SnapshotOrderError(`a different snapshot dated ${id} is already stored (its content differs); snapshots cannot be rewritten (nothing written)`);
   }
   if (latest.id !== id && latest.status === SnapshotStatus.INGESTING) {
     throw new SnapshotOrderError(

@@ -80,7 +80,9 @@ function unusableCharacters(record: Record<string, unknown>, infobox: Record<str
     const lone = firstMatch(value, LONE_SURROGATE);
     if (lone) return [`${field} has a lone UTF-16 surrogate at character ${lone.position} (not valid Unicode)`];
     const invisible = name ? firstMatch(value, INVISIBLE_CHARACTER) : null;
-    return invisible ? [`${field} has an invisible character, ${invisible.codePoint}, at character ${invisible.position}: names must be visible throughout`] : [];
+    return invisible
+      ? [`${field} has an invisible character, ${invisible.codePoint}, at character ${invisible.position}: names must be visible throughout`]
+      : [];
   });
 }
 

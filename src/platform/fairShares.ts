@@ -93,7 +93,9 @@ export class FairShares {
     }
     const bound = this.limits.queuePerCaller;
     if (key !== '' && bound !== undefined && (queue?.length ?? 0) >= bound) {
-      return Promise.reject(new OverloadedError(`the server is busy: this caller already has ${bound} units of work waiting for ${this.what}; retry shortly`, 2));
+      return Promise.reject(
+        new OverloadedError(`the server is busy: this caller already has ${bound} units of work waiting for ${this.what}; retry shortly`, 2),
+      );
     }
     return new Promise<void>((resolve, reject) => {
       // Waiting behind one's own share is the caller's pacing, bounded by its request's deadline;

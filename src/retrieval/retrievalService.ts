@@ -107,7 +107,16 @@ export class RetrievalService {
     }
     const indexDirectory = join(options.dataDir, 'indexes', embedder.id.replace(/[^\w.@-]+/g, '_'));
     const admit = options.admit ?? admitAll;
-    return new RetrievalService(repository, admittedEmbedder(embedder, config.kind, admit), config, options.connection, indexDirectory, options.fusion ?? DEFAULT_FUSION, log, admit);
+    return new RetrievalService(
+      repository,
+      admittedEmbedder(embedder, config.kind, admit),
+      config,
+      options.connection,
+      indexDirectory,
+      options.fusion ?? DEFAULT_FUSION,
+      log,
+      admit,
+    );
   }
 
   get embedderId(): string {
@@ -143,7 +152,10 @@ export class RetrievalService {
    * was waited for is searchable after the call. `waitedFor` counts the units that were waiting;
    * `embedded`, those this process embedded meanwhile (a scoped wait may miss its last batch).
    */
-  async catchUp(onProgress?: (done: number, total: number) => void, validFrom: Date | null = null): Promise<RefreshReport & { embedded: number; waitedFor: number }> {
+  async catchUp(
+    onProgress?: (done: number, total: number) => void,
+    validFrom: Date | null = null,
+  ): Promise<RefreshReport & { embedded: number; waitedFor: number }> {
     const background = this.startEmbedding();
     const embeddedBefore = background.status().embeddedTotal;
     // A pass this wait stops watching (it failed, or only this snapshot's units were waited for) must not reject unobserved.

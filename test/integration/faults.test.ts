@@ -107,7 +107,10 @@ describe('Neo4j faults', () => {
     const db = Database.connect(uri, user, password, undefined, { readTimeoutMs: 300 });
     try {
       const started = performance.now();
-      const error = await db.run('UNWIND range(1, 2000000000) AS x RETURN count(x) AS n').then(() => null, (caught: unknown) => caught);
+      const error = await db.run('UNWIND range(1, 2000000000) AS x RETURN count(x) AS n').then(
+        () => null,
+        (caught: unknown) => caught,
+      );
       assert.ok(performance.now() - started < 10_000);
       assert.deepEqual(neo4jProblem(error)?.code, 'QUERY_TIMEOUT', String(error));
     } finally {
@@ -122,7 +125,12 @@ describe('Neo4j faults', () => {
         probe.close(() => resolve(port));
       });
     });
-    const serve = runChronoql(['serve'], { NEO4J_URI: 'bolt://127.0.0.1:9', PORT: String(port), CHRONOQL_NEO4J_WAIT_MS: '30000', CHRONOQL_DATA_DIR: testDataDir });
+    const serve = runChronoql(['serve'], {
+      NEO4J_URI: 'bolt://127.0.0.1:9',
+      PORT: String(port),
+      CHRONOQL_NEO4J_WAIT_MS: '30000',
+      CHRONOQL_DATA_DIR: testDataDir,
+    });
     try {
       let health: { status: number; body: Record<string, unknown> } | undefined;
       for (let attempt = 0; attempt < 100 && health?.body.neo4j !== 'unreachable'; attempt++) {
@@ -133,7 +141,11 @@ describe('Neo4j faults', () => {
       assert.equal(health?.status, 503);
       assert.equal(health?.body.status, 'starting');
       assert.equal(health?.body.neo4j, 'unreachable');
-      const query = await fetch(`http://127.0.0.1:${port}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ snapshots { id } }"}' });
+      const query = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"{ snapshots { id } }"}',
+      });
       assert.equal(query.status, 503);
       assert.equal(((await query.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code, 'SERVICE_UNAVAILABLE');
     } finally {
@@ -187,7 +199,10 @@ describe('Neo4j faults', () => {
       assert.ok(failedAfterMs < 8_000, `failed after ${failedAfterMs.toFixed(0)} ms`);
       assert.equal((await fetch(server.url.replace('/graphql', '/health'))).status, 503);
       const backAfterMs = await untilAnswered(server.url);
-      assert.ok(lines.some((line) => line.includes('Restarted the managed Neo4j')), 'the restart was logged');
+      assert.ok(
+        lines.some((line) => line.includes('Restarted the managed Neo4j')),
+        'the restart was logged',
+      );
       assert.notEqual(neo4jPid(), idlePid);
       t.diagnostic(`outage while serving: failed after ${failedAfterMs.toFixed(0)} ms, answered again ${backAfterMs.toFixed(0)} ms later`);
 
@@ -256,7 +271,12 @@ describe('Neo4j faults', () => {
         assert.equal(most, 1);
       } finally {
         clearInterval(counting);
-        t.diagnostic(lines.filter((line) => /managed Neo4j|store/.test(line)).map((line) => (JSON.parse(line) as { msg: string }).msg).join('\n'));
+        t.diagnostic(
+          lines
+            .filter((line) => /managed Neo4j|store/.test(line))
+            .map((line) => (JSON.parse(line) as { msg: string }).msg)
+            .join('\n'),
+        );
       }
       const { body } = await postGraphql(server.url, '{ snapshots { id status } fact(subject: "r5", attribute: "Value") { value } }');
       assert.deepEqual(body.data.snapshots, [

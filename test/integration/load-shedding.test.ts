@@ -111,7 +111,10 @@ describe('load shedding: query cost, response size, session shares', () => {
     const cut = await postGraphql(hurried.url, body, { variables: { q: questions.map((q) => ({ question: `${q.question} Again?` })) }, token: asker });
     const cutMs = performance.now() - started;
     assert.equal(cut.status, 504, JSON.stringify(cut.body).slice(0, 300));
-    assert.deepEqual(cut.body.errors?.map((error) => error.extensions.code), ['QUERY_TIMEOUT']);
+    assert.deepEqual(
+      cut.body.errors?.map((error) => error.extensions.code),
+      ['QUERY_TIMEOUT'],
+    );
     assert.ok(cutMs < wholeMs / 2, `cut off after ${Math.round(cutMs)} ms; the whole batch takes ${Math.round(wholeMs)} ms`);
   });
 
@@ -136,7 +139,10 @@ describe('load shedding: query cost, response size, session shares', () => {
     const response = await postGraphql(server.url, batchSearchBody(1), { variables: { q: Array.from({ length: 8 }, (_, i) => `republic ${i}`) } });
     assert.equal(response.status, 504);
     assert.equal(response.body.data, null);
-    assert.deepEqual(response.body.errors?.map((error) => error.extensions.code), ['QUERY_TIMEOUT']);
+    assert.deepEqual(
+      response.body.errors?.map((error) => error.extensions.code),
+      ['QUERY_TIMEOUT'],
+    );
   });
 
   it('stops the anonymous fan-out over an article longer than the server last read, within seconds and its memory (it ran the server out of heap)', async () => {
@@ -151,7 +157,10 @@ describe('load shedding: query cost, response size, session shares', () => {
     const grewMb = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
     assert.equal(cut.status, 400);
     assert.equal(cut.body.data, null);
-    assert.deepEqual(cut.body.errors?.map((error) => error.extensions.code), ['RESPONSE_TOO_LARGE']);
+    assert.deepEqual(
+      cut.body.errors?.map((error) => error.extensions.code),
+      ['RESPONSE_TOO_LARGE'],
+    );
     assert.ok(elapsedMs < 5_000, `cut off after ${Math.round(elapsedMs)} ms`);
     assert.ok(grewMb < 300, `the server grew by ${Math.round(grewMb)} MB`);
     // A server that has read the sizes since refuses it before it runs, by the longest article.

@@ -52,7 +52,12 @@ describe('GraphQL server', () => {
     runtime = await openTestRuntime({ changeFeed: true });
     server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('warn') });
     ({ token } = await createApiKey(runtime.services.db, 'server test', Role.WRITER));
-    client = createClient({ url: server.url.replace('http', 'ws'), webSocketImpl: WebSocket, lazy: true, connectionParams: { Authorization: `Bearer ${token}` } });
+    client = createClient({
+      url: server.url.replace('http', 'ws'),
+      webSocketImpl: WebSocket,
+      lazy: true,
+      connectionParams: { Authorization: `Bearer ${token}` },
+    });
   });
   after(async () => {
     await client.dispose();
@@ -68,7 +73,11 @@ describe('GraphQL server', () => {
   }
 
   it('refuses an oversized body, broken JSON and a deep subscription, in JSON and without stack traces', async () => {
-    const huge = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ snapshots { id } }', variables: { pad: 'x'.repeat(2_000_000) } }) });
+    const huge = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ snapshots { id } }', variables: { pad: 'x'.repeat(2_000_000) } }),
+    });
     assert.equal(huge.status, 413);
     assert.equal((await huge.json()).errors[0].extensions.code, 'PAYLOAD_TOO_LARGE');
     const broken = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
@@ -80,7 +89,10 @@ describe('GraphQL server', () => {
     let deepSubscription = 'value';
     for (let level = 0; level < 10; level++) deepSubscription = `article { facts { ${deepSubscription} } }`;
     const refused = await new Promise<unknown>((resolve) => {
-      client.subscribe({ query: `subscription { changes { fact { ${deepSubscription} } } }` }, { next: () => resolve('accepted'), error: resolve, complete: () => resolve('completed') });
+      client.subscribe(
+        { query: `subscription { changes { fact { ${deepSubscription} } } }` },
+        { next: () => resolve('accepted'), error: resolve, complete: () => resolve('completed') },
+      );
     });
     assert.ok(Array.isArray(refused) && /depth|cost/i.test(JSON.stringify(refused)), `subscription refused: ${JSON.stringify(refused).slice(0, 200)}`);
     const normal = await post(`{ articles(first: 5) { edges { node { id facts { attribute value previous { value } } sentences { text label } } } } }`);
@@ -97,10 +109,11 @@ describe('GraphQL server', () => {
     // A second driver and service: the same path `chronoql ingest` takes in another process.
     const other = Database.connect(process.env.NEO4J_URI ?? runtime.neo4j.uri, process.env.NEO4J_USER ?? '', process.env.NEO4J_PASSWORD ?? '');
     try {
-      await new IngestService(other).ingest(
-        [article('A', 'One. Two changed. Four.', { Leader: 'Y' }), article('B', 'Three.', { Size: '1' })],
-        { takenAt: day('2024-02-01'), source: 'test', batchSize: 1 },
-      );
+      await new IngestService(other).ingest([article('A', 'One. Two changed. Four.', { Leader: 'Y' }), article('B', 'Three.', { Size: '1' })], {
+        takenAt: day('2024-02-01'),
+        source: 'test',
+        batchSize: 1,
+      });
     } finally {
       await other.close();
     }
@@ -124,7 +137,10 @@ describe('GraphQL server', () => {
 
     // Resuming after seq 4 with a kind filter yields only what came later and matches.
     const resumed = await collect(client, { afterSeq: 4, kinds: ['FACT_NEW'] }, (received) => received.length >= 1).events;
-    assert.deepEqual(resumed.map((e) => e.seq), [6]);
+    assert.deepEqual(
+      resumed.map((e) => e.seq),
+      [6],
+    );
   });
 
   it('delivers changes of a snapshot ingested through the mutation to a live-only subscriber', async () => {
@@ -136,7 +152,10 @@ describe('GraphQL server', () => {
     );
     assert.deepEqual(result.data.ingestSnapshot, { articles: 1, changeEvents: 1, snapshot: { id: '2024-03-01', status: 'COMPLETE' } });
     const events = await subscription.events;
-    assert.deepEqual(events.map((e) => [e.seq, e.kind, e.articleId]), [[1, 'ARTICLE_ADDED', 'C']]);
+    assert.deepEqual(
+      events.map((e) => [e.seq, e.kind, e.articleId]),
+      [[1, 'ARTICLE_ADDED', 'C']],
+    );
   });
 
   it('answers bad input with a clear error and an extensions.code', async () => {
@@ -166,7 +185,11 @@ describe('GraphQL server', () => {
 
   it('serves health, metrics and an explorer that needs no internet', async () => {
     const health = await fetch(server.url.replace('/graphql', '/health'));
-    const body = (await health.json()) as { status: string; neo4j: string; retrieval: { embedder: string; problem: string | null; indexedRows: Record<string, number> } };
+    const body = (await health.json()) as {
+      status: string;
+      neo4j: string;
+      retrieval: { embedder: string; problem: string | null; indexedRows: Record<string, number> };
+    };
     assert.equal(body.status, 'ok');
     assert.equal(body.neo4j, 'reachable');
     assert.equal(body.retrieval.embedder, runtime.services.retrieval.embedderId);
@@ -189,7 +212,11 @@ describe('GraphQL server', () => {
     assert.match(metrics, /chronoql_neo4j_round_trips_total [1-9]\d*/);
     assert.match(metrics, /chronoql_ingest_articles\{state="total"\} 0/);
     assert.match(metrics, /chronoql_subscriptions_active \d+/);
-    const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'trace-42' }, body: '{"query":"{ snapshots { id } }"}' });
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'trace-42' },
+      body: '{"query":"{ snapshots { id } }"}',
+    });
     assert.equal(response.headers.get('x-request-id'), 'trace-42');
     // An unknown route answers in JSON with a code, as every other error does (it was an HTML page).
     const unknown = await fetch(server.url.replace('/graphql', '/no-such-route'));

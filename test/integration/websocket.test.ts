@@ -156,7 +156,10 @@ describe('WebSocket connections', () => {
   });
 
   it('holds queries over WebSocket to the same response budget and wall time as over HTTP', async () => {
-    await runtime.services.ingest.ingest([article('Budget', Array.from({ length: 40 }, (_, i) => `Budget sentence ${i}.`).join(' '))], { takenAt: day('2023-06-01'), source: 'test' });
+    await runtime.services.ingest.ingest([article('Budget', Array.from({ length: 40 }, (_, i) => `Budget sentence ${i}.`).join(' '))], {
+      takenAt: day('2023-06-01'),
+      source: 'test',
+    });
     const small = await serve({}, { limits: { maxResponseFields: 30 } });
     const peer = await connect(small, { Authorization: `Bearer ${reader}` });
     await until(() => peer.messages.some((message) => message.type === 'connection_ack'), 5_000);
@@ -164,15 +167,23 @@ describe('WebSocket connections', () => {
     assert.equal(await until(() => peer.messages.some((message) => message.type === 'complete'), 10_000), true, JSON.stringify(peer.messages));
     const answer = peer.messages.find((message) => message.type === 'next')!;
     assert.equal(answer.payload.data, null);
-    assert.deepEqual(answer.payload.errors.map((error: { extensions: { code: string } }) => error.extensions.code), ['RESPONSE_TOO_LARGE']);
+    assert.deepEqual(
+      answer.payload.errors.map((error: { extensions: { code: string } }) => error.extensions.code),
+      ['RESPONSE_TOO_LARGE'],
+    );
     peer.socket.terminate();
 
     const hurried = await serve({}, { limits: { requestBudgetMs: 0 } });
     const late = await connect(hurried, { Authorization: `Bearer ${reader}` });
     await until(() => late.messages.some((message) => message.type === 'connection_ack'), 5_000);
-    late.socket.send(JSON.stringify({ id: 'q', type: 'subscribe', payload: { query: '{ batchSearch(queries: ["budget", "sentence"], mode: LEXICAL) { id } }' } }));
+    late.socket.send(
+      JSON.stringify({ id: 'q', type: 'subscribe', payload: { query: '{ batchSearch(queries: ["budget", "sentence"], mode: LEXICAL) { id } }' } }),
+    );
     assert.equal(await until(() => late.messages.some((message) => message.type === 'complete'), 10_000), true, JSON.stringify(late.messages));
-    assert.deepEqual(late.messages.find((message) => message.type === 'next')!.payload.errors.map((error: { extensions: { code: string } }) => error.extensions.code), ['QUERY_TIMEOUT']);
+    assert.deepEqual(
+      late.messages.find((message) => message.type === 'next')!.payload.errors.map((error: { extensions: { code: string } }) => error.extensions.code),
+      ['QUERY_TIMEOUT'],
+    );
     late.socket.terminate();
   });
 
@@ -226,7 +237,10 @@ describe('WebSocket connections', () => {
   });
 
   it('ends a subscription when its token expires, with 4401 "token expired"', async () => {
-    const server = await serve({}, { access: { readAccess: 'public', jwt: { algorithm: 'HS256', key: HS_SECRET, issuer: ISSUER, audience: AUDIENCE, roleClaim: 'role' } } });
+    const server = await serve(
+      {},
+      { access: { readAccess: 'public', jwt: { algorithm: 'HS256', key: HS_SECRET, issuer: ISSUER, audience: AUDIENCE, roleClaim: 'role' } } },
+    );
     const expiresAt = Math.floor(Date.now() / 1000) + 4;
     const token = await new SignJWT({ role: 'reader' })
       .setProtectedHeader({ alg: 'HS256' })

@@ -15,7 +15,13 @@ import { inRequestScope, RequestTimeoutError } from '../../src/platform/requestS
 const FAN_OUT = `{ article(id:"France") { sentences { article { sentences { article { sentences { article { sentences { article { ${Array.from({ length: 20 }, (_, i) => `t${i + 1}: text`).join(' ')} } } } } } } } } } }`;
 
 function costOf(schema: GraphQLSchema, query: string, sizes: ListSizes = MIN_LIST_SIZES, variables: Record<string, unknown> = {}): number {
-  return operationCost(schema, parse(query), { variables }, chronoqlEstimator(() => sizes), Number.POSITIVE_INFINITY);
+  return operationCost(
+    schema,
+    parse(query),
+    { variables },
+    chronoqlEstimator(() => sizes),
+    Number.POSITIVE_INFINITY,
+  );
 }
 
 describe('query cost', () => {
@@ -24,8 +30,16 @@ describe('query cost', () => {
     const cost = costOf(schema, FAN_OUT);
     assert.ok(cost > 50 ** 4, `fan-out cost ${cost}`);
     assert.throws(
-      () => operationCost(schema, parse(FAN_OUT), {}, chronoqlEstimator(() => MIN_LIST_SIZES), QUERY_LIMITS.maxCost),
-      (error: { extensions?: { code?: string; maxCost?: number } }) => error.extensions?.code === 'QUERY_TOO_COSTLY' && error.extensions.maxCost === QUERY_LIMITS.maxCost,
+      () =>
+        operationCost(
+          schema,
+          parse(FAN_OUT),
+          {},
+          chronoqlEstimator(() => MIN_LIST_SIZES),
+          QUERY_LIMITS.maxCost,
+        ),
+      (error: { extensions?: { code?: string; maxCost?: number } }) =>
+        error.extensions?.code === 'QUERY_TOO_COSTLY' && error.extensions.maxCost === QUERY_LIMITS.maxCost,
     );
   });
 
@@ -72,7 +86,9 @@ describe('query cost', () => {
  * issue 30's anonymous query that ran the server out of memory.
  */
 function articleSchema(sentences: number, calls: { sentenceLists: number; texts: number }): GraphQLSchema {
-  const schema = buildSchema('type Query { article: Article! slowArticle: Article! } type Article { sentences: [Sentence!]! } type Sentence { text: String! article: Article! }');
+  const schema = buildSchema(
+    'type Query { article: Article! slowArticle: Article! } type Article { sentences: [Sentence!]! } type Sentence { text: String! article: Article! }',
+  );
   const list = Array.from({ length: sentences }, (_, i) => ({ i }));
   const article = {};
   schema.getQueryType()!.getFields().article!.resolve = () => article;
@@ -91,7 +107,10 @@ function articleSchema(sentences: number, calls: { sentenceLists: number; texts:
 }
 
 async function runBudgeted(schema: GraphQLSchema, query: string, limits: Partial<ResponseLimits>) {
-  const budget = new ResponseBudget({ maxResponseFields: 200_000, maxResponseTextChars: 16_000_000, requestBudgetMs: 60_000, ...limits }, { caller: 'test', deadline: Date.now() + (limits.requestBudgetMs ?? 60_000) });
+  const budget = new ResponseBudget(
+    { maxResponseFields: 200_000, maxResponseTextChars: 16_000_000, requestBudgetMs: 60_000, ...limits },
+    { caller: 'test', deadline: Date.now() + (limits.requestBudgetMs ?? 60_000) },
+  );
   const result = await graphql({ schema, source: query, contextValue: { budget } });
   return { result, cutOff: budget.cutOff?.extensions.code ?? null };
 }
@@ -109,7 +128,10 @@ describe('response budget', () => {
 
   it('counts characters of text and lets what fits through', async () => {
     const calls = { sentenceLists: 0, texts: 0 };
-    assert.equal((await runBudgeted(articleSchema(100, calls), '{ article { sentences { text } } }', { maxResponseTextChars: 500 })).cutOff, 'RESPONSE_TOO_LARGE');
+    assert.equal(
+      (await runBudgeted(articleSchema(100, calls), '{ article { sentences { text } } }', { maxResponseTextChars: 500 })).cutOff,
+      'RESPONSE_TOO_LARGE',
+    );
     const { result, cutOff } = await runBudgeted(articleSchema(100, calls), '{ article { sentences { text } } }', {});
     assert.equal(cutOff, null);
     assert.equal((result.data as { article: { sentences: unknown[] } }).article.sentences.length, 100);
@@ -191,7 +213,11 @@ describe('fair shares (database sessions, CPU slots)', () => {
     own.release();
     assert.equal(await next, 'ran', 'queued behind its own share for longer than waitMs, and not shed');
     const pastDeadline = inRequestScope({ caller: 'late', deadline: Date.now() - 1 }, () => paced.use(async () => 'ran'));
-    await assert.rejects(pastDeadline, (error: unknown) => error instanceof RequestTimeoutError && error.code === 'QUERY_TIMEOUT', 'a request past its deadline starts no more work');
+    await assert.rejects(
+      pastDeadline,
+      (error: unknown) => error instanceof RequestTimeoutError && error.code === 'QUERY_TIMEOUT',
+      'a request past its deadline starts no more work',
+    );
   });
 
   it('bounds the units one caller may have waiting: more are shed at once, other callers still queue', async () => {
@@ -237,7 +263,16 @@ describe('error codes', () => {
 describe('anonymous callers', () => {
   it('are counted by network, so rotating addresses within one spends one budget: IPv4 /24, IPv6 /64, IPv4-mapped IPv6 as IPv4', () => {
     assert.deepEqual(
-      ['203.0.113.77', '::ffff:203.0.113.9', '::FFFF:CB00:7109', '2001:db8:0:7:1:2:3:4', '2001:0db8:0000:0007:ffff::1', '2001:db8::1', 'fe80::1%eth0', '::1'].map(clientNetwork),
+      [
+        '203.0.113.77',
+        '::ffff:203.0.113.9',
+        '::FFFF:CB00:7109',
+        '2001:db8:0:7:1:2:3:4',
+        '2001:0db8:0000:0007:ffff::1',
+        '2001:db8::1',
+        'fe80::1%eth0',
+        '::1',
+      ].map(clientNetwork),
       ['203.0.113.0/24', '203.0.113.0/24', '203.0.113.0/24', '2001:db8:0:7::/64', '2001:db8:0:7::/64', '2001:db8:0:0::/64', 'fe80:0:0:0::/64', '0:0:0:0::/64'],
     );
     assert.equal(anonymousCaller('198.51.100.1'), anonymousCaller('198.51.100.254'));

@@ -222,7 +222,10 @@ describe('native addon (CUDA)', { skip }, () => {
       const onHost = await capped.search(queries, 10, options);
       assert.deepEqual(compareExactly(onHost, await cpu.search(queries, 10, options)), []);
       assert.equal(capped.deviceMemoryBytes, 0);
-      assert.match(capped.searchedOnHostBecause ?? '', /^the index needs [\d.]+ MiB of GPU memory, more than the 1\.0 MiB CHRONOQL_DEVICE_MEMORY_MB allows it$/);
+      assert.match(
+        capped.searchedOnHostBecause ?? '',
+        /^the index needs [\d.]+ MiB of GPU memory, more than the 1\.0 MiB CHRONOQL_DEVICE_MEMORY_MB allows it$/,
+      );
       assert.deepEqual(changes, [{ onDevice: false, reason: capped.searchedOnHostBecause, dimension: d, storage: 'fp32', rows: 8000 }]);
     } finally {
       observeDevicePlacement(undefined);

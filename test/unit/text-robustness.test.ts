@@ -25,7 +25,10 @@ import { checkArticle } from '../../src/ingest/snapshotReader.js';
 describe('text robustness', () => {
   it('the crash of a sentence ending in a name connector is gone', () => {
     const [sentence] = annotate('She studied at the University of');
-    assert.deepEqual(candidateSpans(sentence!, 0).map((span) => span.text), ['University']);
+    assert.deepEqual(
+      candidateSpans(sentence!, 0).map((span) => span.text),
+      ['University'],
+    );
     for (const text of ['of', 'The Bank of', 'Subutai and', 'Manning -', '34 –']) readEverything('Who?', text);
   });
 
@@ -37,7 +40,11 @@ describe('text robustness', () => {
 
   it('arbitrary Unicode, lone surrogates and control characters', { timeout: 120_000 }, () => {
     const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
-    const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: anyCodeUnit, maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 120 }));
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 200 }),
+      fc.string({ unit: anyCodeUnit, maxLength: 200 }),
+      fc.string({ unit: 'grapheme', maxLength: 120 }),
+    );
     fc.assert(
       fc.property(text, text, (question, passage) => {
         readEverything(question, passage);
@@ -46,31 +53,38 @@ describe('text robustness', () => {
     );
   });
 
-  it('snapshot lines of any bytes: each line that is not UTF-8 is reported once, where its bad bytes start; the others decode as UTF-8', { timeout: 120_000 }, async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'chronoql-fuzz-'));
-    const file = join(directory, 'any.jsonl');
-    const text = fc.string({ unit: 'grapheme', maxLength: 30 }).map((id) => Buffer.from(JSON.stringify({ id, text: 'x' })));
-    const bytes = fc.uint8Array({ maxLength: 40 }).map((array) => Buffer.from(array.filter((byte) => byte !== 0x0a)));
-    try {
-      await fc.assert(
-        fc.asyncProperty(fc.array(fc.oneof(text, bytes), { maxLength: 8 }), async (lines) => {
-          await writeFile(file, Buffer.concat(lines.flatMap((line) => [line, Buffer.from('\n')])));
-          const { parsed, problems } = await readJsonLines(file);
-          assert.equal(new Set(problems.map((problem) => problem.line)).size, problems.length, 'one problem a line');
-          const notUtf8 = problems.filter((problem) => problem.message.startsWith('invalid UTF-8'));
-          assert.deepEqual(notUtf8.map((problem) => problem.line), lines.flatMap((line, i) => (isUtf8(line) ? [] : [i + 1])));
-          for (const { line, message } of notUtf8) {
-            const start = Number(/\(byte (\d+) of the line/.exec(message)![1]) - 1;
-            assert.ok(isUtf8(lines[line - 1]!.subarray(0, start)) && !isUtf8(lines[line - 1]!.subarray(start)), message);
-          }
-          for (const { line, value } of parsed) assert.deepEqual(value, JSON.parse(lines[line - 1]!.toString('utf8')));
-        }),
-        { numRuns: 300, seed: 20261124 },
-      );
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
-  });
+  it(
+    'snapshot lines of any bytes: each line that is not UTF-8 is reported once, where its bad bytes start; the others decode as UTF-8',
+    { timeout: 120_000 },
+    async () => {
+      const directory = await mkdtemp(join(tmpdir(), 'chronoql-fuzz-'));
+      const file = join(directory, 'any.jsonl');
+      const text = fc.string({ unit: 'grapheme', maxLength: 30 }).map((id) => Buffer.from(JSON.stringify({ id, text: 'x' })));
+      const bytes = fc.uint8Array({ maxLength: 40 }).map((array) => Buffer.from(array.filter((byte) => byte !== 0x0a)));
+      try {
+        await fc.assert(
+          fc.asyncProperty(fc.array(fc.oneof(text, bytes), { maxLength: 8 }), async (lines) => {
+            await writeFile(file, Buffer.concat(lines.flatMap((line) => [line, Buffer.from('\n')])));
+            const { parsed, problems } = await readJsonLines(file);
+            assert.equal(new Set(problems.map((problem) => problem.line)).size, problems.length, 'one problem a line');
+            const notUtf8 = problems.filter((problem) => problem.message.startsWith('invalid UTF-8'));
+            assert.deepEqual(
+              notUtf8.map((problem) => problem.line),
+              lines.flatMap((line, i) => (isUtf8(line) ? [] : [i + 1])),
+            );
+            for (const { line, message } of notUtf8) {
+              const start = Number(/\(byte (\d+) of the line/.exec(message)![1]) - 1;
+              assert.ok(isUtf8(lines[line - 1]!.subarray(0, start)) && !isUtf8(lines[line - 1]!.subarray(start)), message);
+            }
+            for (const { line, value } of parsed) assert.deepEqual(value, JSON.parse(lines[line - 1]!.toString('utf8')));
+          }),
+          { numRuns: 300, seed: 20261124 },
+        );
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('ids and attribute names of any Unicode: accepted only well-formed, visible and within their size as indexed', { timeout: 120_000 }, () => {
     const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
@@ -84,7 +98,10 @@ describe('text robustness', () => {
       fc.property(name, name, (id, attribute) => {
         const checked = checkArticle({ id, text: 'Text.', infobox: { [attribute]: 'value' } });
         if (Array.isArray(checked)) {
-          assert.ok(checked.every((problem) => problem.length < 500), `a problem quotes its input cut short: ${checked.join('; ').slice(0, 300)}`);
+          assert.ok(
+            checked.every((problem) => problem.length < 500),
+            `a problem quotes its input cut short: ${checked.join('; ').slice(0, 300)}`,
+          );
           return;
         }
         for (const accepted of [checked.id, ...Object.keys(checked.infobox)]) assert.doesNotMatch(accepted, /[\p{Cc}\p{Cf}\p{Cs}]/u);
@@ -99,7 +116,11 @@ describe('text robustness', () => {
     const config = loadConfig();
     const reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: 16 << 20 });
     try {
-      const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), maxLength: 300 }), fc.lorem({ maxCount: 80 }));
+      const text = fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 300 }),
+        fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), maxLength: 300 }),
+        fc.lorem({ maxCount: 80 }),
+      );
       await fc.assert(
         fc.asyncProperty(fc.array(fc.tuple(text, text), { minLength: 1, maxLength: 4 }), async (pairs) => {
           const spans = await reader.read(pairs.map(([question, passage]) => ({ question: analyseQuestion(question), text: passage })));
@@ -118,4 +139,3 @@ describe('text robustness', () => {
     }
   });
 });
-

@@ -53,10 +53,7 @@ export class ArticleResolver {
     @Arg('asOf', () => DateTimeScalar, AS_OF) asOf: Date | null,
   ): Promise<Sentence[]> {
     const at = asOf ?? now;
-    const [sentences, snapshots] = await Promise.all([
-      loaders.sentencesValidAt.load({ id: article.id, params: at }),
-      loaders.snapshots(),
-    ]);
+    const [sentences, snapshots] = await Promise.all([loaders.sentencesValidAt.load({ id: article.id, params: at }), loaders.snapshots()]);
     return labelledNodes(sentences, snapshotInEffect(snapshots, at));
   }
 
@@ -83,11 +80,7 @@ export class ArticleResolver {
   }
 
   @FieldResolver(() => [Fact], { description: 'Infobox facts valid at asOf, by attribute.' })
-  async facts(
-    @Root() article: Article,
-    @Ctx() { loaders, now }: RequestContext,
-    @Arg('asOf', () => DateTimeScalar, AS_OF) asOf: Date | null,
-  ): Promise<Fact[]> {
+  async facts(@Root() article: Article, @Ctx() { loaders, now }: RequestContext, @Arg('asOf', () => DateTimeScalar, AS_OF) asOf: Date | null): Promise<Fact[]> {
     return factNodes(await loaders.factsValidAt.load({ id: article.id, params: asOf ?? now }));
   }
 
