@@ -64,7 +64,7 @@ export async function collectGateRows(
           label,
           isFact: candidate.evidence.kind === 'FACT',
           answer: candidate.answer,
-          features: candidate.features,
+          features: [...candidate.features],
         });
       }
     });

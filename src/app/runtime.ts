@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { AnsweringRepository } from '../graph/answeringRepository.js';
 import { BenchmarkRepository } from '../graph/benchmarkRepository.js';
 import { CALLER_SESSION_WAIT_MS, Database } from '../graph/database.js';
@@ -13,7 +14,10 @@ import { configureNative, observeDevicePlacement } from '../native/index.js';
 import { GeneratorRegistry } from '../qa/generators/index.js';
 import { IngestService } from '../ingest/ingestService.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabeler.js';
-import { AskService, type AskServiceOptions } from '../qa/askService.js';
+import { AskService } from '../qa/askService.js';
+import { CertaintyGate, DEFAULT_GATE_PATH } from '../qa/certaintyGate.js';
+import type { AnsweringPorts } from '../qa/ports.js';
+import { AnsweringFacts } from '../graph/answeringFacts.js';
 import { SpanReader } from '../qa/reader/spanReader.js';
 import { DiskSpace } from '../platform/diskSpace.js';
 import { FairShares } from '../platform/fairShares.js';
@@ -48,7 +52,7 @@ export interface Runtime extends ApiHost {
   /** Keeps the living benchmark after every ingest; null when CHRONOQL_BENCHMARK=off. */
   benchmark: BenchmarkMaintainer | null;
   /** Another answering service over the same store and models, with some options changed (an evaluation without facts). */
-  askService(changes: Partial<AskServiceOptions>): AskService;
+  askService(changes: Partial<AnsweringPorts>): AskService;
   close(): Promise<void>;
 }
 
@@ -124,7 +128,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const reads = new ReadRepository(db);
   const snapshots = new SnapshotRepository(db);
   const changeFeed = new ChangeFeed(reads, (error) => log.warn({ err: error }, 'change feed poll failed'));
-  let askOptions: AskServiceOptions;
+  let askOptions: AnsweringPorts;
   let answering: AskService;
   let labeler: SentenceLabeler;
   let labelEncoder: Embedder | undefined;
@@ -138,7 +142,15 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       log: (message) => log.info(message),
       admit: cpu.use,
     });
-    askOptions = { reads, answering: new AnsweringRepository(db), snapshots, retrieval, reader, generators: new GeneratorRegistry(reader, config.generator) };
+    // Until `chronoql train-gate` has written a model, answers are chosen without one and never adopted.
+    const gate = existsSync(DEFAULT_GATE_PATH()) ? CertaintyGate.load() : null;
+    askOptions = {
+      facts: new AnsweringFacts(reads, new AnsweringRepository(db), snapshots),
+      search: retrieval,
+      encoder: reader,
+      generators: new GeneratorRegistry(reader, config.generator),
+      gate,
+    };
     answering = new AskService(askOptions);
     // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.
     if (config.labelEncoder === null) {

@@ -1,0 +1,266 @@
+/**
+ * The first stage of `ask`: each request checked, the time it names read and turned into the
+ * instants to answer at, the articles and the fact it asks about linked, the conversation's
+ * evidence loaded, and the retrieval decision made at each instant. What comes out is a plan per
+ * instant, read-only: the later stages add evidence and candidates beside it.
+ */
+import type { ChangeProfile } from '../graph/answeringRepository.js';
+import type { FactRecord } from '../domain/model.js';
+import { isoDay, isValidAt } from '../domain/time.js';
+import { SearchUnit } from '../retrieval/retriever.js';
+import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
+import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
+import { decideRetrieval } from './decision.js';
+import { documentEvidence, factEvidence } from './evidence.js';
+import { FactLinker, formerValues, type FactMatch } from './factLinker.js';
+import type { Generator } from './generators/types.js';
+import type { AnsweringPorts } from './ports.js';
+import { analyseQuestion, questionNames, type QuestionAnalysis } from './question.js';
+import { SubjectIndex, type LinkedSubject } from './subjects.js';
+import { readTimeScope, scopeInstants, TimeScopeKind, type ScopeInstants, type TimeScope } from './timeScope.js';
+import { DecisionAction, EvidenceKind, RetrievalMode, type AskRequest, type Decision, type Evidence, type Turn } from './types.js';
+
+/** One question to answer at one instant: everything known before any evidence is gathered. */
+export interface InstantPlan {
+  readonly question: QuestionAnalysis;
+  /** The question's sentence embedding (for linking it to facts). */
+  readonly vector: Float32Array;
+  readonly names: readonly string[];
+  /** The question's names that no passage of the store mentions ("nvidia" in a store without Nvidia). */
+  readonly unheardOf: readonly string[];
+  readonly query: string;
+  readonly asOf: Date;
+  readonly mode: RetrievalMode;
+  readonly k: number;
+  readonly generator: Generator;
+  readonly subjects: readonly LinkedSubject[];
+  readonly profiles: ReadonlyMap<string, ChangeProfile>;
+  /** The asked fact valid at asOf (or its previous version, for "before that"). */
+  readonly factMatch: FactMatch | null;
+  readonly formerValues: readonly string[];
+  readonly memoryFact: FactRecord | null;
+  readonly conversationEvidence: readonly Evidence[];
+  readonly decision: Decision;
+}
+
+/** One request: its time scope and a plan for each of the scope's instants. */
+export interface AskedQuestion {
+  readonly question: string;
+  readonly asOf: Date;
+  readonly scope: TimeScope | null;
+  readonly instants: ScopeInstants;
+  readonly plans: readonly InstantPlan[];
+}
+
+function scopeCue(scope: TimeScope, plan: ScopeInstants): string {
+  if (plan.note) return plan.note;
+  if (scope.kind === TimeScopeKind.CURRENT) return `time expression "${scope.text}": as of asOf`;
+  if (scope.kind === TimeScopeKind.PREVIOUS) return `time expression "${scope.text}": asks for an earlier value`;
+  const at = plan.instants.map(isoDay).join(', ');
+  return `time expression "${scope.text}" (${scope.kind}): answered as of ${at}${plan.instants.length > 1 ? ` (${plan.main === 'longest' ? 'the answer that held longest' : `the ${plan.main} answer`} first)` : ''}`;
+}
+
+/** The retrieval decision once the conversation and the requested mode are taken into account. */
+function settledDecision(
+  decision: Decision,
+  mode: RetrievalMode,
+  conversation: { turns: readonly Turn[]; summary: string; covered: boolean; cues: readonly string[] },
+): Decision {
+  let settled = decision;
+  if (conversation.turns.length > 0) {
+    settled = conversation.covered
+      ? { ...settled, action: DecisionAction.CONTINUE_WITH_EVIDENCE, cues: [...conversation.cues, ...settled.cues] }
+      : {
+          ...settled,
+          action: DecisionAction.RETRIEVE,
+          cues: [...conversation.cues, `retrieving with the conversation summary "${conversation.summary}"`, ...settled.cues],
+        };
+  }
+  if (mode === RetrievalMode.NEVER) return { ...settled, action: DecisionAction.NO_RETRIEVE, cues: ['retrieval mode NEVER', ...settled.cues] };
+  if (mode !== RetrievalMode.ADAPTIVE) return { ...settled, action: DecisionAction.RETRIEVE, cues: [`retrieval mode ${mode}`, ...settled.cues] };
+  return settled;
+}
+
+/**
+ * Plans questions. It keeps the linker's cache and the index of article titles (rebuilt when a
+ * snapshot is added) between calls; each plan it returns is its own.
+ */
+export class QuestionPlanner {
+  private readonly linker: FactLinker;
+  private subjectIndex: { version: string; index: SubjectIndex } | null = null;
+
+  constructor(private readonly ports: AnsweringPorts) {
+    this.linker = new FactLinker((texts) => ports.encoder.embedQueries(texts), ports.encoder.dimension);
+  }
+
+  /** Every request checked and planned; `where` names the argument in errors ("questions[3].k"). */
+  async plan(requests: readonly AskRequest[], defaultAsOf: Date, where: string): Promise<AskedQuestion[]> {
+    const { facts, search, encoder, generators } = this.ports;
+    if (requests.length > ASK_LIMITS.maxBatch) throw new AskInputError(where, `at most ${ASK_LIMITS.maxBatch} questions per batch, got ${requests.length}`);
+    const snapshots = await facts.snapshots();
+    const first = snapshots[0];
+    if (!first) throw new AskInputError(where, 'nothing has been ingested yet: load a snapshot first');
+    const cutoff = this.ports.cutoff ?? first.takenAt;
+    const latest = snapshots[snapshots.length - 1]!;
+    const snapshotDates = snapshots.map((snapshot) => snapshot.takenAt);
+    // Keyed by status too: an article list read while a snapshot is still being ingested is partial.
+    const subjects = await this.subjects(`${latest.id}:${latest.status}`);
+    const checked = requests.map((request, index) => {
+      const at = requests.length === 1 && where === 'ask' ? '' : `${where}[${index}].`;
+      let generator: Generator;
+      try {
+        generator = generators.get(request.generator);
+      } catch (error) {
+        throw new AskInputError(`${at}generator`, (error as Error).message);
+      }
+      return { ...checkRequest(request, defaultAsOf, first.takenAt, at), generator };
+    });
+    const own = checked.map(({ question }) => analyseQuestion(question));
+    const analyses = checked.map(({ turns }, index) => analyseInConversation(own[index]!, turns));
+    // A bare follow-up ("And before that?") means what the turn before it asked.
+    const meanings = checked.map(({ turns }, index) =>
+      turns.length > 0 && own[index]!.terms.size === 0 ? analyseQuestion(turns.at(-1)!.question) : analyses[index]!,
+    );
+    const vectors = await encoder.questionVectors(meanings);
+    const planned = checked.map(({ question, asOf, turns }, index) => {
+      const scope = readTimeScope(question, asOf);
+      const summary = conversationSummary(turns);
+      const linked = subjects.link(`${summary} ${question}`);
+      const linkedWords = new Set(linked.flatMap((subject) => subject.words));
+      const names = questionNames(analyses[index]!);
+      const unknownNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));
+      return { scope, instants: scopeInstants(scope, asOf, snapshotDates), summary, linked, names, unknownNames };
+    });
+    // A batch reads the store once per kind of read (and once per instant for change profiles), not once per question.
+    const versions = await facts.factVersions([...new Set(planned.flatMap((p) => p.linked.map((subject) => subject.articleId)))]);
+    const unheard = new Set(await search.namesNeverMentioned([...new Set(planned.flatMap((p) => p.unknownNames))]));
+    const articlesAt = new Map<number, { at: Date; ids: Set<string> }>();
+    for (const { instants, linked } of planned) {
+      for (const at of instants.instants) {
+        const entry = articlesAt.get(at.getTime()) ?? { at, ids: new Set<string>() };
+        for (const subject of linked) entry.ids.add(subject.articleId);
+        articlesAt.set(at.getTime(), entry);
+      }
+    }
+    const profilesAt = new Map<number, Map<string, ChangeProfile>>();
+    for (const [time, { at, ids }] of articlesAt) {
+      const window = at < cutoff ? { from: at, to: cutoff } : { from: cutoff, to: at };
+      profilesAt.set(time, await facts.changeProfiles([...ids], window, at));
+    }
+    return Promise.all(
+      checked.map(async ({ question, asOf, turns, mode, k, generator }, index): Promise<AskedQuestion> => {
+        const analysis = analyses[index]!;
+        const { scope, instants, summary, linked, names, unknownNames } = planned[index]!;
+        const conversationEvidence = await this.evidenceOf(turns);
+        // The turn's own words name the attribute when they can ("And the capital?"); a bare follow-up
+        // ("And before that?") takes the earlier turn's too.
+        const match = async (at: Date): Promise<FactMatch | null> => {
+          const candidates = linked.map((subject) => ({ subject, facts: (versions.get(subject.articleId) ?? []).filter((fact) => isValidAt(fact, at)) }));
+          const byOwnWords = await this.linker.match({ vector: vectors[index]!, terms: own[index]!.terms }, candidates);
+          return byOwnWords ?? (turns.length > 0 ? this.linker.match({ vector: vectors[index]!, terms: analysis.terms }, candidates) : null);
+        };
+        const memoryFact = (await match(cutoff))?.fact ?? null;
+        const plans = await Promise.all(
+          instants.instants.map(async (instant): Promise<InstantPlan> => {
+            const profiles = profilesAt.get(instant.getTime())!;
+            let factMatch = await match(instant);
+            if (factMatch && analysis.asksForEarlier) {
+              const previous = await facts.previousFact(factMatch.fact.id);
+              factMatch = previous ? { ...factMatch, fact: previous } : null;
+            }
+            const asked = factMatch?.fact;
+            let decision = decideRetrieval({
+              question: analysis,
+              asOf: instant,
+              cutoff,
+              subjects: linked,
+              profiles,
+              memoryFact: analysis.asksForEarlier ? null : memoryFact,
+              generatorHasOwnKnowledge: generator.name !== 'extractive',
+              unknownNames,
+            });
+            if (scope) decision = { ...decision, timeSensitive: true, cues: [scopeCue(scope, instants), ...decision.cues] };
+            const continued =
+              turns.length > 0
+                ? continuation(analysis, conversationEvidence, asked ?? null, (fact) => factEvidence(fact, 0))
+                : { covered: false, cues: [], evidence: conversationEvidence };
+            return {
+              question: analysis,
+              vector: vectors[index]!,
+              names,
+              unheardOf: unknownNames.filter((name) => unheard.has(name)),
+              query: turns.length > 0 ? `${summary} ${question}` : question,
+              asOf: instant,
+              mode,
+              k,
+              generator,
+              subjects: linked,
+              profiles,
+              factMatch,
+              formerValues: asked ? formerValues(versions.get(asked.subject) ?? [], asked, instant) : [],
+              memoryFact,
+              conversationEvidence: continued.evidence,
+              decision: settledDecision(decision, mode, { turns, summary, covered: continued.covered, cues: continued.cues }),
+            };
+          }),
+        );
+        return { question, asOf, scope, instants, plans };
+      }),
+    );
+  }
+
+  /**
+   * A question may name its subject in words no title holds ("the Red Devils", "the French
+   * Senate"): for a plan linked to no fact, the articles of its first round's passages are
+   * candidate subjects too. Returns each plan, with the fact found that way where there is one.
+   */
+  async linkRetrievedSubjects(plans: ReadonlyArray<{ plan: InstantPlan; hits: readonly Evidence[] }>): Promise<InstantPlan[]> {
+    const open = (plan: InstantPlan): boolean =>
+      plan.factMatch === null && !plan.question.asksForEarlier && plan.mode !== RetrievalMode.ALWAYS && this.ports.factCandidates !== false;
+    const articleIds = [...new Set(plans.filter(({ plan }) => open(plan)).flatMap(({ hits }) => hits.map((hit) => hit.articleId)))];
+    if (articleIds.length === 0) return plans.map(({ plan }) => plan);
+    const versions = await this.ports.facts.factVersions(articleIds);
+    const index = this.subjectIndex!.index;
+    return Promise.all(
+      plans.map(async ({ plan, hits }) => {
+        if (!open(plan)) return plan;
+        const named = new Set(plan.subjects.map((subject) => subject.articleId));
+        const candidates = [...new Set(hits.map((hit) => hit.articleId))]
+          .filter((id) => !named.has(id))
+          .flatMap((id) => {
+            const subject = index.unnamed(id);
+            return subject ? [{ subject, facts: (versions.get(id) ?? []).filter((fact) => isValidAt(fact, plan.asOf)) }] : [];
+          });
+        const factMatch = await this.linker.match({ vector: plan.vector, terms: plan.question.terms }, candidates);
+        return factMatch
+          ? { ...plan, factMatch, formerValues: formerValues(versions.get(factMatch.fact.subject) ?? [], factMatch.fact, plan.asOf) }
+          : { ...plan, factMatch };
+      }),
+    );
+  }
+
+  private async evidenceOf(turns: readonly Turn[]): Promise<Evidence[]> {
+    const ids = [...new Set(turns.flatMap((turn) => turn.evidenceIds ?? []))];
+    if (ids.length === 0) return [];
+    const [facts, sentences, passages] = await Promise.all([
+      this.ports.facts.factsByIds(ids),
+      this.ports.facts.sentencesByIds(ids),
+      this.ports.search.unitsByIds(SearchUnit.PASSAGE, ids),
+    ]);
+    return ids.flatMap((id): Evidence[] => {
+      const fact = facts.get(id);
+      if (fact) return [factEvidence(fact, 0)];
+      const unit = sentences.get(id) ?? passages.get(id);
+      if (!unit) return [];
+      const kind = sentences.has(id) ? EvidenceKind.SENTENCE : EvidenceKind.PASSAGE;
+      return [documentEvidence({ kind, id, articleId: unit.articleId, text: unit.text, validFrom: unit.validFrom, validTo: unit.validTo })];
+    });
+  }
+
+  private async subjects(version: string): Promise<SubjectIndex> {
+    if (this.subjectIndex?.version !== version) {
+      this.subjectIndex = { version, index: new SubjectIndex(await this.ports.facts.articleTitles()) };
+    }
+    return this.subjectIndex.index;
+  }
+}

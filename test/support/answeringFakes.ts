@@ -1,0 +1,200 @@
+/**
+ * In-memory stand-ins for what answering needs (src/qa/ports.ts), so each stage of `ask` and
+ * `ask` as a whole run in milliseconds without Neo4j, ONNX or the addon. A world is a few
+ * articles with dated facts and passages; search ranks passages by shared words, the encoder
+ * hashes words into a vector, the generator reads "<X> is/was <Name>" from a passage and the
+ * value of a fact, and the gate's p(reliable) is a function of the named gate features.
+ */
+import { GATE_FEATURES } from '../../src/qa/certaintyGate.js';
+import type { FactRecord, SentenceRecord, SnapshotRecord } from '../../src/domain/model.js';
+import { FactChangeKind, SnapshotStatus } from '../../src/domain/model.js';
+import { isValidAt } from '../../src/domain/time.js';
+import type { ChangeProfile } from '../../src/graph/answeringRepository.js';
+import type { UnitRecord } from '../../src/graph/retrievalRepository.js';
+import type { ReRetrievalRequest } from '../../src/retrieval/denseRetriever.js';
+import { SearchUnit, type SearchHit, type SearchOptions } from '../../src/retrieval/retriever.js';
+import type { Generation, GenerationInput, Generator } from '../../src/qa/generators/types.js';
+import type { AnsweringPorts, Gate } from '../../src/qa/ports.js';
+import type { QuestionAnalysis } from '../../src/qa/question.js';
+import { EvidenceKind, type Certainty, type Evidence } from '../../src/qa/types.js';
+import { contentTerms } from '../../src/text/language.js';
+
+export interface FakeArticle {
+  id: string;
+  facts?: Array<{ attribute: string; value: string; from: string; to?: string }>;
+  passages?: Array<{ text: string; from: string; to?: string }>;
+}
+
+export interface FakeWorld {
+  /** Snapshot dates, oldest first (YYYY-MM-DD). */
+  snapshots: string[];
+  articles: FakeArticle[];
+}
+
+const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
+const DIMENSION = 64;
+
+function hashedVector(text: string): Float32Array {
+  const vector = new Float32Array(DIMENSION);
+  for (const term of contentTerms(text)) {
+    let hash = 0;
+    for (const char of term) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+    vector[hash % DIMENSION]! += 1;
+  }
+  const norm = Math.hypot(...vector) || 1;
+  return vector.map((value) => value / norm);
+}
+
+function overlap(query: string, text: string): number {
+  const words = contentTerms(text);
+  return [...contentTerms(query)].filter((term) => words.has(term)).length;
+}
+
+/** The gate of the fakes: p(reliable) from the candidate's named features, the rest split evenly. */
+export function fakeGate(reliability: (features: Record<string, number>) => number, adoptAt = { fact: 0.5, text: 0.5 }, lambda = 2): Gate {
+  return {
+    lambda,
+    score: async (rows) =>
+      rows.map((row): Certainty => {
+        const reliable = reliability(Object.fromEntries(GATE_FEATURES.map((name, i) => [name, row[i]!])));
+        return { reliable, misleading: (1 - reliable) / 2, uncertain: (1 - reliable) / 2 };
+      }),
+    threshold: (evidence: Evidence) => (evidence.kind === EvidenceKind.FACT ? adoptAt.fact : adoptAt.text),
+    adopts: (evidence: Evidence, certainty: Certainty | null) =>
+      certainty !== null && certainty.reliable >= (evidence.kind === EvidenceKind.FACT ? adoptAt.fact : adoptAt.text),
+  };
+}
+
+/** Reads "… is/was/has been <Capitalised Name>" from a passage, a fact's value, or (closed book) the remembered fact. */
+const NAME_AFTER_VERB = /\b(?:is|was|has been|became)\s+(?:the\s+\w+\s+)?([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)/u;
+export const readingGenerator: Generator = {
+  name: 'extractive',
+  generate: async (inputs: readonly GenerationInput[]): Promise<Generation[]> =>
+    inputs.map(({ evidence, memory }) => {
+      const source = evidence ?? memory ?? null;
+      if (!source) return { answer: '', confidence: 0, score: null };
+      if (source.kind === EvidenceKind.FACT) return { answer: source.value ?? '', confidence: 1, score: null };
+      const name = NAME_AFTER_VERB.exec(source.text)?.[1] ?? '';
+      return { answer: name, confidence: name ? 0.8 : 0, score: name ? 2 : -2 };
+    }),
+};
+
+/** Ports over `world`; `calls` counts what the stages asked of them. */
+export function fakePorts(
+  world: FakeWorld,
+  gate: Gate | null = fakeGate((f) => (f.isFact ? 0.9 : 0.6)),
+): AnsweringPorts & { calls: { searches: number; reRetrievals: number } } {
+  const snapshots: SnapshotRecord[] = world.snapshots.map((date, i) => ({
+    id: `snapshot-${date}`,
+    takenAt: day(date),
+    recordedAt: day(date),
+    source: 'fake',
+    status: SnapshotStatus.COMPLETE,
+    complete: false,
+    contentHash: String(i),
+    articleCount: world.articles.length,
+    changeCount: 0,
+  }));
+  const facts: FactRecord[] = world.articles.flatMap((article) =>
+    (article.facts ?? []).map((fact, i) => ({
+      id: `${article.id}:${fact.attribute}:${i}`,
+      subject: article.id,
+      attribute: fact.attribute,
+      value: fact.value,
+      change: FactChangeKind.NEW,
+      addedMembers: [],
+      removedMembers: [],
+      validFrom: day(fact.from),
+      validTo: fact.to ? day(fact.to) : null,
+      recordedAt: day(fact.from),
+    })),
+  );
+  const passages: UnitRecord[] = world.articles.flatMap((article) =>
+    (article.passages ?? []).map((passage, i) => ({
+      id: `${article.id}:p${i}`,
+      rowId: null,
+      articleId: article.id,
+      text: passage.text,
+      validFrom: day(passage.from),
+      validTo: passage.to ? day(passage.to) : null,
+    })),
+  );
+  passages.forEach((passage, row) => (passage.rowId = row));
+  const calls = { searches: 0, reRetrievals: 0 };
+  const ranked = (query: string, asOf: Date, k: number, exclude: ReadonlySet<number> = new Set()): SearchHit[] =>
+    passages
+      .filter((passage) => isValidAt(passage, asOf) && !exclude.has(passage.rowId!))
+      .map((passage) => ({ passage, score: overlap(query, passage.text) }))
+      .filter(({ score }) => score > 0)
+      .sort((a, b) => b.score - a.score || a.passage.id.localeCompare(b.passage.id))
+      .slice(0, k)
+      .map(({ passage, score }, rank) => ({
+        ...passage,
+        unit: SearchUnit.PASSAGE,
+        rank: rank + 1,
+        score,
+        denseScore: null,
+        denseRank: null,
+        lexicalScore: score,
+        lexicalRank: rank + 1,
+      }));
+  const byArticle = (ids: readonly string[]) => new Map(ids.map((id) => [id, facts.filter((fact) => fact.subject === id)]));
+  return {
+    calls,
+    facts: {
+      snapshots: async () => snapshots,
+      articleTitles: async () => world.articles.map(({ id }) => ({ id, title: id })),
+      factVersions: async (ids) => byArticle(ids),
+      previousFact: async (factId) => {
+        const fact = facts.find((f) => f.id === factId);
+        return (
+          facts.filter((f) => fact && f.subject === fact.subject && f.attribute === fact.attribute && f.validTo?.getTime() === fact.validFrom.getTime())[0] ??
+          null
+        );
+      },
+      changeProfiles: async (ids, window) =>
+        new Map(
+          ids.map((id): [string, ChangeProfile] => {
+            const changed = facts.filter(
+              (f) =>
+                f.subject === id &&
+                ((f.validFrom > window.from && f.validFrom <= window.to) || (f.validTo && f.validTo > window.from && f.validTo <= window.to)),
+            );
+            return [id, { changedFacts: changed, sentenceChanges: 0, recentRevisions: changed.length }];
+          }),
+        ),
+      factsByIds: async (ids) => new Map(facts.filter((f) => ids.includes(f.id)).map((f) => [f.id, f])),
+      sentencesByIds: async () => new Map<string, SentenceRecord>(),
+    },
+    search: {
+      embedderId: 'fake-search',
+      batchSearch: async (queries: readonly string[], options: SearchOptions) => {
+        calls.searches += 1;
+        return queries.map((query) => ranked(query, options.asOf, options.k));
+      },
+      reRetrieve: async (requests: readonly ReRetrievalRequest[], asOf: Date, k: number) => {
+        calls.reRetrievals += 1;
+        return requests.map((request) => ranked(`${request.question} ${request.answer}`, asOf, k, new Set(request.excludeRowIds)));
+      },
+      namesNeverMentioned: async (names) => names.filter((name) => !passages.some((passage) => passage.text.toLowerCase().includes(name.toLowerCase()))),
+      unitsByIds: async (_unit, ids) => new Map(passages.filter((passage) => ids.includes(passage.id)).map((passage) => [passage.id, passage])),
+    },
+    encoder: {
+      encoderId: 'fake-encoder',
+      dimension: DIMENSION,
+      questionVectors: async (questions: readonly QuestionAnalysis[]) => questions.map((question) => hashedVector(question.text)),
+      embedQueries: async (texts) => {
+        const out = new Float32Array(texts.length * DIMENSION);
+        texts.forEach((text, i) => out.set(hashedVector(text), i * DIMENSION));
+        return out;
+      },
+    },
+    generators: {
+      get: (name) => {
+        if (name && name !== 'extractive') throw new Error(`generator '${name}' is not available; available: extractive`);
+        return readingGenerator;
+      },
+    },
+    gate,
+  };
+}

@@ -1,0 +1,128 @@
+// Each stage of `ask`, and `ask` as a whole, on in-memory fakes of its ports
+// (test/support/answeringFakes.ts): no Neo4j, no models.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AskService } from '../../src/qa/askService.js';
+import { QuestionPlanner } from '../../src/qa/planning.js';
+import { DecisionAction, RetrievalMode, type AskRequest } from '../../src/qa/types.js';
+import { inRequestScope, RequestTimeoutError } from '../../src/platform/requestScope.js';
+import { fakeGate, fakePorts, type FakeWorld } from '../support/answeringFakes.js';
+
+/** France's prime ministers as a store of four snapshots would hold them. */
+const FRANCE: FakeWorld = {
+  snapshots: ['2023-07-01', '2024-07-01', '2024-10-01', '2025-01-15'],
+  articles: [
+    {
+      id: 'France',
+      facts: [
+        { attribute: 'Prime Minister', value: 'Élisabeth Borne', from: '2023-07-01', to: '2024-07-01' },
+        { attribute: 'Prime Minister', value: 'Gabriel Attal', from: '2024-07-01', to: '2024-10-01' },
+        { attribute: 'Prime Minister', value: 'Michel Barnier', from: '2024-10-01', to: '2025-01-15' },
+        { attribute: 'Prime Minister', value: 'François Bayrou', from: '2025-01-15' },
+        { attribute: 'Capital', value: 'Paris', from: '2023-07-01' },
+      ],
+      passages: [
+        { text: 'The prime minister of France is Élisabeth Borne.', from: '2023-07-01', to: '2024-07-01' },
+        { text: 'The prime minister of France is Gabriel Attal.', from: '2024-07-01', to: '2024-10-01' },
+        { text: 'The prime minister of France is Michel Barnier.', from: '2024-10-01', to: '2025-01-15' },
+        { text: 'The capital of France is Paris.', from: '2023-07-01' },
+        { text: 'France has a long coastline on the Atlantic.', from: '2023-07-01' },
+      ],
+    },
+  ],
+};
+
+const ask = (request: AskRequest, ports = fakePorts(FRANCE)) => new AskService(ports).ask(request, new Date('2025-03-01T00:00:00Z'));
+
+describe('ask, stage by stage, on fakes', () => {
+  it('plans a question: the time it names becomes the instants to answer at, with the fact it asks for at each', async () => {
+    const planner = new QuestionPlanner(fakePorts(FRANCE));
+    const [asked] = await planner.plan([{ question: 'Who was the prime minister of France in August 2024?', asOf: new Date('2025-03-01') }], new Date(), 'ask');
+    assert.equal(asked!.scope?.kind, 'DURING');
+    assert.deepEqual(
+      asked!.plans.map((plan) => [plan.asOf.toISOString().slice(0, 10), plan.factMatch?.fact.value]),
+      [['2024-08-01', 'Gabriel Attal']],
+    );
+    assert.match(asked!.plans[0]!.decision.cues[0]!, /time expression "in August 2024"/);
+  });
+
+  it('answers from the graph’s fact as of the asked date and adopts what the gate trusts', async () => {
+    const before = await ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-08-01') });
+    const after = await ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01') });
+    assert.deepEqual([before.text, after.text], ['Gabriel Attal', 'Michel Barnier']);
+    assert.equal(after.candidates[0]!.evidence.kind, 'FACT');
+    assert.equal(after.decision.action, DecisionAction.RETRIEVE);
+  });
+
+  it('leaves the fact out of the RaLM baseline (ALWAYS answers from the top passage)', async () => {
+    const always = await ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.ALWAYS });
+    assert.equal(always.guess, 'Michel Barnier');
+    assert.ok(always.candidates.every((candidate) => candidate.evidence.kind !== 'FACT'));
+  });
+
+  it('re-retrieves when no answer is trusted: ω = λ·p(reliable), first-round passages left out, the first round kept when not beaten', async () => {
+    const ports = fakePorts(
+      FRANCE,
+      fakeGate(() => 0.2),
+    );
+    const answer = await ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.RILM, k: 1 }, ports);
+    assert.equal(ports.calls.reRetrievals, 1);
+    assert.equal(answer.rounds.length, 2);
+    const [first, second] = answer.rounds;
+    assert.ok(Math.abs(second!.omega - 0.4) < 1e-9, `ω ${second!.omega}`);
+    assert.ok(second!.hits.every((hit) => !first!.hits.some((seen) => seen.id === hit.id)));
+    assert.equal(answer.candidates[0]!.evidence.round, 1, 'equal certainty: the first round stands');
+    const gated = fakePorts(
+      FRANCE,
+      fakeGate(() => 0.2),
+    );
+    await ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.GATED }, gated);
+    assert.equal(gated.calls.reRetrievals, 0, 'GATED never re-retrieves');
+  });
+
+  it('abstains below the adoption threshold, with its guess and why', async () => {
+    const answer = await ask(
+      { question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.GATED },
+      fakePorts(
+        FRANCE,
+        fakeGate(() => 0.3),
+      ),
+    );
+    assert.equal(answer.text, null);
+    assert.equal(answer.adopted, false);
+    assert.ok(answer.guess);
+    assert.match(answer.decision.cues[0]!, /^not adopted: p\(reliable\) 0\.30 is below 0\.50/);
+    const noGate = await ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01') }, fakePorts(FRANCE, null));
+    assert.match(noGate.decision.cues[0]!, /no certainty gate is trained/);
+  });
+
+  it('does not adopt an answer about a name the store has never heard of', async () => {
+    const answer = await ask({ question: 'Who is the prime minister of Atlantis?', asOf: new Date('2024-10-01') });
+    assert.equal(answer.adopted, false);
+    assert.match(answer.decision.cues.join(' '), /knows nothing about "atlantis"/i);
+  });
+
+  it('answers a question about a period at each instant the store can differ, the longest-held answer first', async () => {
+    const answer = await ask({ question: 'Who was the prime minister of France between 2024 and 2025?', asOf: new Date('2025-03-01') });
+    assert.equal(answer.timeScope?.kind, 'DURING');
+    assert.deepEqual(
+      [answer.guess, ...answer.otherAnswers.map((other) => other.text)].sort(),
+      ['François Bayrou', 'Gabriel Attal', 'Michel Barnier', 'Élisabeth Borne'].sort(),
+    );
+    assert.equal(answer.guess, 'Élisabeth Borne', 'of the four, the one that held longest in the scope: January to July 2024');
+  });
+
+  it('answers closed book in NEVER mode, never gated', async () => {
+    const answer = await ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.NEVER });
+    assert.equal(answer.rounds.length, 0);
+    assert.equal(answer.certainty, null);
+    assert.equal(answer.decision.action, DecisionAction.NO_RETRIEVE);
+  });
+
+  it('stops between stages once the request is past its deadline', async () => {
+    await assert.rejects(
+      inRequestScope({ caller: 'late', deadline: Date.now() - 1 }, () => ask({ question: 'Who is the prime minister of France?' })),
+      (error: unknown) => error instanceof RequestTimeoutError,
+    );
+  });
+});
