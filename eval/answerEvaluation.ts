@@ -112,7 +112,7 @@ async function answerAll(ask: AskService, items: readonly QaItem[], mode: Retrie
   return results;
 }
 
-function report(items: readonly QaItem[], results: readonly AnswerResult[]): ModeReport {
+export function modeReport(items: readonly QaItem[], results: readonly AnswerResult[]): ModeReport {
   const pairs = results.map((result, i) => ({
     prediction: result.guess ?? '',
     answers: items[i]!.answers,
@@ -155,7 +155,10 @@ export async function evaluateAsk(
   const tick = (): void => onProgress?.(++done, total);
   const answers = new Map<RetrievalMode, AnswerResult[]>();
   for (const mode of modes) answers.set(mode, await answerAll(ask, items, mode, tick));
-  const evaluation: AskEvaluation = { items: items.length, modes: Object.fromEntries([...answers].map(([mode, results]) => [mode, report(items, results)])) };
+  const evaluation: AskEvaluation = {
+    items: items.length,
+    modes: Object.fromEntries([...answers].map(([mode, results]) => [mode, modeReport(items, results)])),
+  };
   const closedBook = answers.get(RetrievalMode.NEVER);
   const adaptive = answers.get(RetrievalMode.ADAPTIVE);
   if (closedBook && adaptive) {

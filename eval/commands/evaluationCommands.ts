@@ -244,6 +244,32 @@ export function addEvaluationCommands(program: Command): void {
   });
 
   program
+    .command('eval-timeqa')
+    .description(
+      'TimeQA as issue 31 measures it: one half of the file ingested as one snapshot (a store of its own), every question asked; evidence holding the answer, EM / F1 of the best guess, adoption and its precision.',
+    )
+    .requiredOption('--qa <file>', 'the TimeQA file (JSON Lines, optionally .gz)')
+    .addOption(
+      new Option('--split <part>', 'which half of the pages (by the SHA-1 of the title: 0–7 tune, 8–f report)')
+        .choices(['tune', 'report', 'all'])
+        .default('tune'),
+    )
+    .option('--limit <n>', 'at most this many questions (the first of the half)', (v) => Number.parseInt(v, 10))
+    .option('--out <file>', 'JSON result file, with every answer')
+    .action(async (options: { qa: string; split: 'tune' | 'report' | 'all'; limit?: number; out?: string }) => {
+      const { readQaFile } = await import('../qaFile.js');
+      const { evaluateTimeQa, timeQaPart, timeQaSnapshot, timeQaSummary } = await import('../timeqa.js');
+      const { withEvaluationStore } = await import('../evaluationStore.js');
+      const half = timeQaPart(await readQaFile(options.qa), options.split);
+      const items = options.limit === undefined ? half : half.slice(0, options.limit);
+      const report = await withEvaluationStore([timeQaSnapshot(half)], cliLog(), (runtime) =>
+        withProgress('questions', (update) => evaluateTimeQa(runtime.services.answering, items, options.split, update)),
+      );
+      if (options.out) await writeJson(options.out, report);
+      process.stdout.write(`${timeQaSummary(report)}\n`);
+    });
+
+  program
     .command('train-relations')
     .description('Train the sentence relation classifier (entailment / contradiction / neutral) on controlled edits of the demo corpus sentences.')
     .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'sentence-relations.json'))
