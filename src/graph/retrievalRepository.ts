@@ -1,7 +1,7 @@
 import { int, type CypherRunner } from './database.js';
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
 import { deepenUntilEnoughValid } from '../domain/time.js';
-import { currentVersionCypher, validAtCypher } from './validity.js';
+import { currentVersionCypher, knownAsOfCypher, validAtCypher } from './validity.js';
 
 /** The node kinds that are retrieval units, each with its own vector index and row counter. */
 export type UnitLabel = 'Passage' | 'Sentence';
@@ -247,6 +247,17 @@ export class RetrievalRepository {
     if (ids.length === 0) return new Map();
     const rows = await this.db.run<{ unit: Record<string, unknown> }>(`UNWIND $ids AS id MATCH (u:${label} {id: id}) RETURN ${UNIT_FIELDS} AS unit`, { ids });
     return new Map(rows.map((row) => [row.unit.id as string, toUnit(row.unit)]));
+  }
+
+  /** Every version of these articles' units that the store knew as of `asOf`, current or not, oldest first; at most `limit`. */
+  async unitsKnownAsOf(label: UnitLabel, articleIds: readonly string[], asOf: Date, limit: number): Promise<UnitRecord[]> {
+    if (articleIds.length === 0) return [];
+    const rows = await this.db.run<{ unit: Record<string, unknown> }>(
+      `UNWIND $ids AS id MATCH (u:${label}) WHERE u.articleId = id AND ${knownAsOfCypher('u')}
+       RETURN ${UNIT_FIELDS} AS unit ORDER BY u.validFrom, u.id LIMIT $limit`,
+      { ids: [...articleIds], asOf: toNeo4jDateTime(asOf), limit: int(limit) },
+    );
+    return rows.map((row) => toUnit(row.unit));
   }
 
   /** Texts of units valid now, for fitting an embedder's corpus statistics. */

@@ -12,3 +12,12 @@ export function validAtCypher(v: string): string {
 export function currentVersionCypher(v: string): string {
   return `${v}.validTo IS NULL`;
 }
+
+/**
+ * What the store knew as of `$asOf` for the node variable `v`: every version a snapshot up to
+ * asOf said, current or not. A question about a period reads all of it, since a later version
+ * may no longer say what an earlier one did about that period.
+ */
+export function knownAsOfCypher(v: string): string {
+  return `${v}.validFrom <= $asOf`;
+}

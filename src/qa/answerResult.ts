@@ -8,7 +8,8 @@ import { isAdopted, type Attempt, type GatedCandidate } from './attempts.js';
 import type { AskedQuestion } from './planning.js';
 import type { Gate } from './ports.js';
 import { mergeScopedAnswers } from './scopedAnswers.js';
-import { DecisionAction, EvidenceKind, type AnswerResult, type StageTimings } from './types.js';
+import { isoDay } from '../domain/time.js';
+import { DecisionAction, EvidenceKind, type AnswerResult, type ScopedAnswer, type StageTimings } from './types.js';
 
 /** Why the best guess is not adopted. */
 function abstention(chosen: GatedCandidate, gate: Gate | null, strangers: readonly string[]): string {
@@ -19,24 +20,17 @@ function abstention(chosen: GatedCandidate, gate: Gate | null, strangers: readon
   return `not adopted: p(reliable) ${chosen.certainty.reliable.toFixed(2)} is below ${gate.threshold(chosen.evidence).toFixed(2)}, where answers from ${chosen.evidence.kind === EvidenceKind.FACT ? 'facts' : 'text'} are adopted; "${chosen.answer}" is the best guess`;
 }
 
-export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], gate: Gate | null, timings: StageTimings): AnswerResult {
+/**
+ * A request's answer: from its period read in the text when the text states a time in it (the
+ * text's own dates beat the snapshot clock), else from the snapshot clock's instants, merged.
+ */
+export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], fromText: Attempt | null, gate: Gate | null, timings: StageTimings): AnswerResult {
+  if (fromText?.chosen) return answerFrom(asked, fromText, [], gate, timings);
   if (attempts.length === 0) {
-    const cues = [asked.instants.note ?? 'nothing to answer from'];
-    return {
-      question: asked.question,
-      text: null,
-      guess: null,
-      adopted: false,
-      certainty: null,
-      decision: { action: DecisionAction.NO_RETRIEVE, timeSensitive: true, cues, changedSince: [] },
-      candidates: [],
-      rounds: [],
-      asOf: asked.asOf,
-      timeScope: asked.scope,
-      otherAnswers: [],
-      generator: '',
-      timings: { ...timings },
-    };
+    const note = fromText
+      ? `nothing the store knew as of ${isoDay(asked.asOf)} states a time in ${asked.scope?.text ?? 'the asked period'}`
+      : asked.instants.note;
+    return nothingToAnswer(asked, note ?? 'nothing to answer from', timings);
   }
   const answers = attempts.map(({ plan, chosen }) => ({
     instant: plan.asOf,
@@ -47,13 +41,36 @@ export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], gat
   }));
   const end = asked.scope?.to && asked.scope.to < asked.asOf ? asked.scope.to : asked.asOf;
   const { main, others } = attempts.length > 1 ? mergeScopedAnswers(answers, end, asked.instants.main) : { main: 0, others: [] };
-  const { plan, chosen, candidates, rounds } = attempts[main]!;
+  return answerFrom(asked, attempts[main]!, others, gate, timings);
+}
+
+function nothingToAnswer(asked: AskedQuestion, cue: string, timings: StageTimings): AnswerResult {
+  return {
+    question: asked.question,
+    text: null,
+    guess: null,
+    adopted: false,
+    certainty: null,
+    decision: { action: DecisionAction.NO_RETRIEVE, timeSensitive: true, cues: [cue], changedSince: [] },
+    candidates: [],
+    rounds: [],
+    asOf: asked.asOf,
+    timeScope: asked.scope,
+    otherAnswers: [],
+    generator: '',
+    timings: { ...timings },
+  };
+}
+
+function answerFrom(asked: AskedQuestion, attempt: Attempt, others: ScopedAnswer[], gate: Gate | null, timings: StageTimings): AnswerResult {
+  const { plan, chosen, candidates, rounds } = attempt;
   // An answer about something the store has never heard of is not adopted, however sure the gate is.
   const strangers = plan.unheardOf;
   const adopted = isAdopted(gate, chosen) && strangers.length === 0;
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));
   const guess = chosen?.answer || null;
-  const cues = adopted || guess === null ? plan.decision.cues : [abstention(chosen!, gate, strangers), ...plan.decision.cues];
+  const stated = chosen?.evidence.statedTime ? [`the text states "${chosen.evidence.statedTime.text}" in ${chosen.evidence.articleId}`] : [];
+  const cues = [...(adopted || guess === null ? [] : [abstention(chosen!, gate, strangers)]), ...plan.decision.cues, ...stated];
   return {
     question: asked.question,
     text: adopted ? guess : null,

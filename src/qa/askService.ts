@@ -24,6 +24,7 @@ import {
   type Attempt,
   type GatedCandidate,
 } from './attempts.js';
+import { chooseByFit, readPeriods } from './periodReading.js';
 import { QuestionPlanner, type InstantPlan } from './planning.js';
 import type { AnsweringPorts } from './ports.js';
 import { DecisionAction, RetrievalMode, type AnswerResult, type AskRequest, type StageTimings } from './types.js';
@@ -71,9 +72,16 @@ export class AskService {
       asked.flatMap((question) => question.plans),
       timings,
     );
+    const fromText = await this.answerFromText(
+      asked.flatMap((question) => (question.textPlan ? [question.textPlan] : [])),
+      timings,
+    );
     timings.totalMs = performance.now() - started;
     let next = 0;
-    return asked.map((question) => answerOf(question, attempts.slice(next, (next += question.plans.length)), this.ports.gate, timings));
+    let nextText = 0;
+    return asked.map((question) =>
+      answerOf(question, attempts.slice(next, (next += question.plans.length)), question.textPlan ? fromText[nextText++]! : null, this.ports.gate, timings),
+    );
   }
 
   /** The first round of every question as GATED runs it, with each candidate's gate features: what `train-gate` learns from. */
@@ -133,6 +141,13 @@ export class AskService {
       return chosen;
     });
     return out;
+  }
+
+  /** Each plan's period read in the text, the readings read and gated, and the best-fitting answer chosen. */
+  private async answerFromText(plans: readonly InstantPlan[], timings: StageTimings): Promise<Attempt[]> {
+    if (plans.length === 0) return [];
+    const read = await timed(timings, 'retrievalMs', () => readPeriods(plans, this.ports));
+    return (await this.readAndGate(read, timings)).map(chooseByFit);
   }
 
   /** The first round of retrieval for each plan, its candidates (the asked fact among them) read and gated. */

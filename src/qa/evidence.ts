@@ -5,7 +5,7 @@ import { EvidenceKind, type Evidence } from './types.js';
 
 /** A document as evidence; what no retrieval round gave it (value, row, rank, scores) is null, its round 0. */
 export function documentEvidence(fields: Pick<Evidence, 'kind' | 'id' | 'articleId' | 'text' | 'validFrom' | 'validTo'> & Partial<Evidence>): Evidence {
-  return { value: null, rowId: null, round: 0, rank: null, denseScore: null, lexicalScore: null, fusedScore: null, ...fields };
+  return { value: null, rowId: null, round: 0, rank: null, denseScore: null, lexicalScore: null, fusedScore: null, statedTime: null, ...fields };
 }
 
 export function factEvidence(fact: FactRecord, round: number): Evidence {

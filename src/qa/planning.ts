@@ -17,6 +17,7 @@ import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, questionNames, type QuestionAnalysis } from './question.js';
 import { SubjectIndex, type LinkedSubject } from './subjects.js';
+import type { Period } from './textTime.js';
 import { readTimeScope, scopeInstants, TimeScopeKind, type ScopeInstants, type TimeScope } from './timeScope.js';
 import { DecisionAction, EvidenceKind, RetrievalMode, type AskRequest, type Decision, type Evidence, type Turn } from './types.js';
 
@@ -41,6 +42,11 @@ export interface InstantPlan {
   readonly memoryFact: FactRecord | null;
   readonly conversationEvidence: readonly Evidence[];
   readonly decision: Decision;
+  /**
+   * The period the question asks about, on the plan that reads it in the text the store knew as
+   * of asOf (event time); null on the plans answered at instants of the snapshot clock.
+   */
+  readonly period: Period | null;
 }
 
 /** One request: its time scope and a plan for each of the scope's instants. */
@@ -49,7 +55,22 @@ export interface AskedQuestion {
   readonly asOf: Date;
   readonly scope: TimeScope | null;
   readonly instants: ScopeInstants;
+  /** One plan per instant of the snapshot clock. */
   readonly plans: readonly InstantPlan[];
+  /** For a question about a period, the plan that reads the period in the text; its answer, when the text has one, comes first. */
+  readonly textPlan: InstantPlan | null;
+}
+
+/** The scopes a text can be read for: a period or an instant, not "now" or "the previous one". */
+const READ_IN_TEXT = new Set([TimeScopeKind.AT, TimeScopeKind.DURING, TimeScopeKind.BEFORE, TimeScopeKind.AFTER, TimeScopeKind.SINCE]);
+
+/** The question with the words of its time scope taken out: what the text is searched for. */
+function withoutScope(question: string, scope: TimeScope): string {
+  return question
+    .replace(scope.text, ' ')
+    .replace(/\s+([,?.!])/g, '$1')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 function scopeCue(scope: TimeScope, plan: ScopeInstants): string {
@@ -129,14 +150,15 @@ export class QuestionPlanner {
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!);
       const unknownNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));
-      return { scope, instants: scopeInstants(scope, asOf, snapshotDates), summary, linked, names, unknownNames };
+      const readsText = this.ports.timesIn !== undefined && scope !== null && READ_IN_TEXT.has(scope.kind) && turns.length === 0;
+      return { scope, instants: scopeInstants(scope, asOf, snapshotDates), summary, linked, names, unknownNames, readsText };
     });
     // A batch reads the store once per kind of read (and once per instant for change profiles), not once per question.
     const versions = await facts.factVersions([...new Set(planned.flatMap((p) => p.linked.map((subject) => subject.articleId)))]);
     const unheard = new Set(await search.namesNeverMentioned([...new Set(planned.flatMap((p) => p.unknownNames))]));
     const articlesAt = new Map<number, { at: Date; ids: Set<string> }>();
-    for (const { instants, linked } of planned) {
-      for (const at of instants.instants) {
+    for (const [index, { instants, linked, readsText }] of planned.entries()) {
+      for (const at of [...instants.instants, ...(readsText ? [checked[index]!.asOf] : [])]) {
         const entry = articlesAt.get(at.getTime()) ?? { at, ids: new Set<string>() };
         for (const subject of linked) entry.ids.add(subject.articleId);
         articlesAt.set(at.getTime(), entry);
@@ -150,7 +172,7 @@ export class QuestionPlanner {
     return Promise.all(
       checked.map(async ({ question, asOf, turns, mode, k, generator }, index): Promise<AskedQuestion> => {
         const analysis = analyses[index]!;
-        const { scope, instants, summary, linked, names, unknownNames } = planned[index]!;
+        const { scope, instants, summary, linked, names, unknownNames, readsText } = planned[index]!;
         const conversationEvidence = await this.evidenceOf(turns);
         // The turn's own words name the attribute when they can ("And the capital?"); a bare follow-up
         // ("And before that?") takes the earlier turn's too.
@@ -201,10 +223,38 @@ export class QuestionPlanner {
               memoryFact,
               conversationEvidence: continued.evidence,
               decision: settledDecision(decision, mode, { turns, summary, covered: continued.covered, cues: continued.cues }),
+              period: null,
             };
           }),
         );
-        return { question, asOf, scope, instants, plans };
+        const textPlan: InstantPlan | null =
+          readsText && scope
+            ? {
+                question: analysis,
+                vector: vectors[index]!,
+                names,
+                unheardOf: unknownNames.filter((name) => unheard.has(name)),
+                query: withoutScope(question, scope),
+                asOf,
+                mode,
+                k,
+                generator,
+                subjects: linked,
+                profiles: profilesAt.get(asOf.getTime())!,
+                factMatch: null,
+                formerValues: [],
+                memoryFact: null,
+                conversationEvidence: [],
+                decision: {
+                  action: DecisionAction.RETRIEVE,
+                  timeSensitive: true,
+                  cues: [`asks about ${scope.text}: read in the text the store knew as of ${isoDay(asOf)}, where it states a time in that period`],
+                  changedSince: [],
+                },
+                period: { from: scope.from, to: scope.to },
+              }
+            : null;
+        return { question, asOf, scope, instants, plans, textPlan };
       }),
     );
   }

@@ -12,6 +12,7 @@ import type { ReRetrievalRequest } from '../retrieval/denseRetriever.js';
 import type { SearchHit, SearchOptions, SearchUnit } from '../retrieval/retriever.js';
 import type { Generator } from './generators/types.js';
 import type { QuestionAnalysis } from './question.js';
+import type { TimeReader } from './textTime.js';
 import type { Certainty, Evidence } from './types.js';
 
 /** The graph's knowledge of articles and facts. */
@@ -39,6 +40,8 @@ export interface PassageSearch {
   /** The names no passage of the store mentions. */
   namesNeverMentioned(names: readonly string[]): Promise<string[]>;
   unitsByIds(unit: SearchUnit, ids: readonly string[]): Promise<Map<string, UnitRecord>>;
+  /** Every version of these articles' units that the store knew as of `asOf`, current or not: the text a question about a period reads. */
+  unitsKnownAsOf(unit: SearchUnit, articleIds: readonly string[], asOf: Date, limit: number): Promise<UnitRecord[]>;
 }
 
 /** Sentence vectors of questions and short texts, from the reader's encoder. */
@@ -75,4 +78,6 @@ export interface AnsweringPorts {
   cutoff?: Date | null;
   /** Whether the asked fact joins the retrieved passages as a candidate (default true; false measures the text path alone). */
   factCandidates?: boolean;
+  /** Reads the times a text states; without it, a question about a period is answered by the snapshot clock alone. */
+  timesIn?: TimeReader;
 }

@@ -62,6 +62,15 @@ export interface Evidence {
   denseScore: number | null;
   lexicalScore: number | null;
   fusedScore: number | null;
+  /** For a question about a period: the time the text states in the words read, which fits the period. */
+  statedTime: StatedTimeSpan | null;
+}
+
+/** A time a text states, as written and as an interval (open ends null). */
+export interface StatedTimeSpan {
+  text: string;
+  from: Date | null;
+  to: Date | null;
 }
 
 export interface Certainty {

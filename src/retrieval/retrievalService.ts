@@ -229,6 +229,11 @@ export class RetrievalService {
     return this.repository.namesNeverMentioned(names);
   }
 
+  /** Every version of these articles' passages or sentences the store knew as of `asOf`, current or not (at most `limit`). */
+  unitsKnownAsOf(unit: SearchUnit, articleIds: readonly string[], asOf: Date, limit: number): Promise<UnitRecord[]> {
+    return this.repository.unitsKnownAsOf(UNIT_LABEL[unit], articleIds, asOf, limit);
+  }
+
   /** Passages by id, for evidence handed back by a client (a conversation's earlier turns). */
   unitsByIds(unit: SearchUnit, ids: readonly string[]): Promise<Map<string, UnitRecord>> {
     return this.repository.unitsByIds(UNIT_LABEL[unit], ids);

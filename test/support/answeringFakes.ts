@@ -15,6 +15,7 @@ import type { ReRetrievalRequest } from '../../src/retrieval/denseRetriever.js';
 import { SearchUnit, type SearchHit, type SearchOptions } from '../../src/retrieval/retriever.js';
 import type { Generation, GenerationInput, Generator } from '../../src/qa/generators/types.js';
 import type { AnsweringPorts, Gate } from '../../src/qa/ports.js';
+import type { StatedTime, TimeReader } from '../../src/qa/textTime.js';
 import type { QuestionAnalysis } from '../../src/qa/question.js';
 import { EvidenceKind, type Certainty, type Evidence } from '../../src/qa/types.js';
 import { contentTerms } from '../../src/text/language.js';
@@ -67,6 +68,9 @@ export function fakeGate(reliability: (features: Record<string, number>) => numb
 
 /** Reads "… is/was/has been <Capitalised Name>" from a passage, a fact's value, or (closed book) the remembered fact. */
 const NAME_AFTER_VERB = /\b(?:is|was|has been|became)\s+(?:the\s+\w+\s+)?([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)/u;
+/** Otherwise the first run of capitalised words that is neither a pronoun, a month nor the article's own title. */
+const NAMES = /\b[A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*/gu;
+const NOT_ANSWERS = /^(?:He|She|It|They|The|Before|After|In|On|January|February|March|April|May|June|July|August|September|October|November|December)$/;
 export const readingGenerator: Generator = {
   name: 'extractive',
   generate: async (inputs: readonly GenerationInput[]): Promise<Generation[]> =>
@@ -74,9 +78,30 @@ export const readingGenerator: Generator = {
       const source = evidence ?? memory ?? null;
       if (!source) return { answer: '', confidence: 0, score: null };
       if (source.kind === EvidenceKind.FACT) return { answer: source.value ?? '', confidence: 1, score: null };
-      const name = NAME_AFTER_VERB.exec(source.text)?.[1] ?? '';
+      const name =
+        NAME_AFTER_VERB.exec(source.text)?.[1] ??
+        [...source.text.matchAll(NAMES)].map((match) => match[0]).find((run) => !NOT_ANSWERS.test(run) && !source.articleId.includes(run)) ??
+        '';
       return { answer: name, confidence: name ? 0.8 : 0, score: name ? 2 : -2 };
     }),
+};
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+/** The times the fakes' texts state: "from 2005 to 2007", "since 5 September 2024", "since 2019", "in 2005". */
+export const fakeTimesIn: TimeReader = (text) => {
+  const times: StatedTime[] = [];
+  const at = (match: RegExpMatchArray, from: Date | null, to: Date | null): void => {
+    if (!times.some((time) => match.index! < time.end && match.index! + match[0].length > time.start)) {
+      times.push({ from, to, text: match[0], start: match.index!, end: match.index! + match[0].length });
+    }
+  };
+  for (const m of text.matchAll(/\bfrom (\d{4}) to (\d{4})/g)) at(m, day(`${m[1]}-01-01`), day(`${Number(m[2]) + 1}-01-01`));
+  for (const m of text.matchAll(/\bsince (\d{1,2}) ([A-Z][a-z]+) (\d{4})/g)) {
+    at(m, new Date(Date.UTC(Number(m[3]), MONTHS.indexOf(m[2]!.toLowerCase()), Number(m[1]))), null);
+  }
+  for (const m of text.matchAll(/\bsince (\d{4})/g)) at(m, day(`${m[1]}-01-01`), null);
+  for (const m of text.matchAll(/\bin (\d{4})/g)) at(m, day(`${m[1]}-01-01`), day(`${Number(m[1]) + 1}-01-01`));
+  return times;
 };
 
 /** Ports over `world`; `calls` counts what the stages asked of them. */
@@ -178,6 +203,8 @@ export function fakePorts(
       },
       namesNeverMentioned: async (names) => names.filter((name) => !passages.some((passage) => passage.text.toLowerCase().includes(name.toLowerCase()))),
       unitsByIds: async (_unit, ids) => new Map(passages.filter((passage) => ids.includes(passage.id)).map((passage) => [passage.id, passage])),
+      unitsKnownAsOf: async (_unit, ids, asOf, limit) =>
+        passages.filter((passage) => ids.includes(passage.articleId) && passage.validFrom <= asOf).slice(0, limit),
     },
     encoder: {
       encoderId: 'fake-encoder',
@@ -196,5 +223,6 @@ export function fakePorts(
       },
     },
     gate,
+    timesIn: fakeTimesIn,
   };
 }

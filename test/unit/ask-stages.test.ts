@@ -125,4 +125,66 @@ describe('ask, stage by stage, on fakes', () => {
       (error: unknown) => error instanceof RequestTimeoutError,
     );
   });
+
+  describe('the period a question asks about, read in the text (event time)', () => {
+    /** A career page, known only from one snapshot taken long after. */
+    const CAREER: FakeWorld = {
+      snapshots: ['2021-06-01'],
+      articles: [
+        {
+          id: 'Gary Mills',
+          passages: [
+            {
+              text: 'Gary Mills is an English football manager. Before that he coached Tamworth from 2000 to 2005. He managed Alfreton Town from 2005 to 2007, and Gateshead from 2007 to 2009.',
+              from: '2021-06-01',
+            },
+          ],
+        },
+      ],
+    };
+    /** France's prime minister as three snapshots say it, each with the date it took office. */
+    const OFFICES: FakeWorld = {
+      snapshots: ['2024-07-01', '2024-10-01', '2025-01-15'],
+      articles: [
+        {
+          id: 'France',
+          passages: [
+            { text: 'Gabriel Attal has been prime minister since 9 January 2024.', from: '2024-07-01', to: '2024-10-01' },
+            { text: 'Michel Barnier has been prime minister since 5 September 2024.', from: '2024-10-01', to: '2025-01-15' },
+            { text: 'François Bayrou has been prime minister since 13 December 2024.', from: '2025-01-15' },
+          ],
+        },
+      ],
+    };
+    const asked = (world: FakeWorld, question: string, asOf: string) => ask({ question, asOf: new Date(asOf) }, fakePorts(world));
+
+    it('answers each period of a career page from the words its years govern, before the first snapshot too', async () => {
+      const answers = await Promise.all(
+        ['from 2000 to 2005', 'from 2005 to 2007', 'from 2007 to 2009'].map((period) =>
+          asked(CAREER, `Which team did Gary Mills manage ${period}?`, '2022-01-01'),
+        ),
+      );
+      assert.deepEqual(
+        answers.map((answer) => answer.guess),
+        ['Tamworth', 'Alfreton Town', 'Gateshead'],
+      );
+      assert.equal(answers[1]!.candidates[0]!.evidence.statedTime?.text, 'from 2005 to 2007');
+      assert.match(answers[1]!.decision.cues.join(' '), /read in the text the store knew as of 2022-01-01/);
+    });
+
+    it('abstains when nothing in the text states a time in the period, never "nothing is known then"', async () => {
+      const answer = await asked(CAREER, 'Which team did Gary Mills manage from 1990 to 1995?', '2022-01-01');
+      assert.equal(answer.guess, null);
+      assert.match(answer.decision.cues[0]!, /nothing the store knew as of 2022-01-01 states a time in from 1990 to 1995/);
+    });
+
+    it('prefers the date the text states over the snapshot clock (Barnier, from 5 September 2024), and still answers August with Attal', async () => {
+      const tenth = await asked(OFFICES, 'Who was the prime minister of France on 10 September 2024?', '2024-10-01');
+      assert.equal(tenth.guess, 'Michel Barnier', 'the snapshot clock alone says Attal: the 2024-07-01 version was valid until 1 October');
+      const later = await asked(OFFICES, 'Who was the prime minister of France on 10 September 2024?', '2025-02-01');
+      assert.equal(later.guess, 'Michel Barnier', 'known as of 2025 from the version of 2024-10-01, which no longer holds');
+      const august = await asked(OFFICES, 'Who was the prime minister of France in August 2024?', '2024-10-01');
+      assert.equal(august.guess, 'Gabriel Attal');
+    });
+  });
 });

@@ -1,0 +1,92 @@
+/**
+ * The stage that reads a question's period in the text (event time) rather than at instants of
+ * the snapshot clock. Its evidence is every version of the named articles' passages the store
+ * knew as of asOf, current or not, with the passages a search finds: the words of each sentence
+ * governed by a time that fits the period, the best-fitting first. Its answer is the candidate
+ * whose words fit the period best, then the one the gate trusts most.
+ */
+import { contentTerms } from '../text/language.js';
+import { SearchMode, SearchUnit } from '../retrieval/retriever.js';
+import { attemptOf, blankCandidate, type Attempt, type GatedCandidate } from './attempts.js';
+import { documentEvidence } from './evidence.js';
+import type { InstantPlan } from './planning.js';
+import type { AnsweringPorts } from './ports.js';
+import { periodFit, readingsFor, type Period, type TimeReader } from './textTime.js';
+import { EvidenceKind, type Evidence } from './types.js';
+
+/** Passage versions of the named articles read for a period; a page of a few hundred passages is read whole. */
+const KNOWN_PASSAGES = 400;
+/** Passages a search adds beside them, for a question whose subject is named in other words. */
+const SEARCHED_PASSAGES = 10;
+/** Readings kept as evidence: at least this many, or k when it is more. */
+const MIN_READINGS = 5;
+/** Candidates whose words fit the period at least this share of the best fit are chosen among by the gate. */
+const NEAR_BEST_FIT = 0.8;
+
+interface Found {
+  evidence: Evidence;
+  fit: number;
+  /** Content words of the question the reading shares. */
+  shared: number;
+}
+
+/** The readings of the plan's period: its first round of evidence. */
+async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<AnsweringPorts, 'search'>, timesIn: TimeReader): Promise<Evidence[]> {
+  const articleIds = plan.subjects.map((subject) => subject.articleId);
+  const [known, searched] = await Promise.all([
+    ports.search.unitsKnownAsOf(SearchUnit.PASSAGE, articleIds, plan.asOf, KNOWN_PASSAGES),
+    ports.search.batchSearch([plan.query], { asOf: plan.asOf, k: SEARCHED_PASSAGES, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE }),
+  ]);
+  const units = new Map([...known, ...searched[0]!].map((unit) => [unit.id, unit]));
+  const asked = contentTerms(plan.query);
+  const found: Found[] = [...units.values()].flatMap((unit) =>
+    readingsFor(unit.text, period, timesIn, plan.asOf).map((reading) => ({
+      evidence: documentEvidence({
+        kind: EvidenceKind.PASSAGE,
+        id: unit.id,
+        articleId: unit.articleId,
+        text: reading.text,
+        validFrom: unit.validFrom,
+        validTo: unit.validTo,
+        rowId: unit.rowId,
+        round: 1,
+        statedTime: { text: reading.time.text, from: reading.time.from, to: reading.time.to },
+      }),
+      fit: reading.fit,
+      shared: [...contentTerms(reading.text)].filter((term) => asked.has(term)).length,
+    })),
+  );
+  // The best fit first; among equal fits, the reading sharing most of the question's words, then the latest version.
+  found.sort((a, b) => b.fit - a.fit || b.shared - a.shared || b.evidence.validFrom.getTime() - a.evidence.validFrom.getTime());
+  return found.slice(0, Math.max(MIN_READINGS, plan.k)).map((entry, rank) => ({ ...entry.evidence, rank: rank + 1 }));
+}
+
+/** Each plan's readings of its period, as a first round with a blank candidate per reading. */
+export async function readPeriods(plans: readonly InstantPlan[], ports: Pick<AnsweringPorts, 'search' | 'timesIn'>): Promise<Attempt[]> {
+  const timesIn = ports.timesIn;
+  return Promise.all(
+    plans.map(async (plan) => {
+      if (!plan.period || !timesIn) return attemptOf(plan);
+      const hits = await readingsOf(plan, plan.period, ports, timesIn);
+      return attemptOf(
+        plan,
+        hits.map((evidence) => blankCandidate(evidence)),
+        [{ round: 1, query: plan.query, omega: 0, hits }],
+      );
+    }),
+  );
+}
+
+/** The candidate of a period's readings to answer with: among those fitting nearly as well as the best, the one the gate trusts most. */
+export function chooseByFit(attempt: Attempt): Attempt {
+  const { period, asOf } = attempt.plan;
+  const fitOf = (candidate: GatedCandidate): number => (period && candidate.evidence.statedTime ? periodFit(period, candidate.evidence.statedTime, asOf) : 0);
+  const answered = attempt.candidates.filter((candidate) => candidate.answer !== '');
+  const bestFit = Math.max(0, ...answered.map(fitOf));
+  let chosen: GatedCandidate | null = null;
+  for (const candidate of answered) {
+    if (fitOf(candidate) < NEAR_BEST_FIT * bestFit) continue;
+    if (chosen === null || (candidate.certainty?.reliable ?? 0) > (chosen.certainty?.reliable ?? 0)) chosen = candidate;
+  }
+  return { ...attempt, chosen };
+}

@@ -1,0 +1,85 @@
+/**
+ * A question's period read in the text (event time): which sentences state a time in the
+ * period, how well that time fits it, and which part of a sentence the time governs. "He managed
+ * Alfreton Town from 2005 to 2007, and Gateshead from 2007 to 2009" holds two answers; the clause
+ * each range governs tells which belongs to 2005–2007.
+ */
+import { splitSentences } from '../ingest/sentenceSplitter.js';
+
+/** A time a text states, as an interval with open ends where it has them, and where it stands. */
+export interface StatedTime {
+  from: Date | null;
+  to: Date | null;
+  text: string;
+  start: number;
+  end: number;
+}
+
+/** Reads the times a text states (the extraction of text/ bound in by the composition root). */
+export type TimeReader = (text: string) => StatedTime[];
+
+export interface Period {
+  from: Date | null;
+  to: Date | null;
+}
+
+/** Before every time a text might state: the closed form of an open start. */
+const EARLIEST = Date.UTC(-4000, 0, 1);
+const DAY = 86_400_000;
+
+/**
+ * How well a stated time fits the asked period, in (0, 1], or 0 when they do not meet: the share
+ * of their union they have in common. An open start is closed at the earliest time and an open
+ * end at `horizon` (the question's asOf): "since 2019" fits "in 2020" less well than "in 2020"
+ * does, and of two times that hold at an instant the more recent start fits it better.
+ */
+export function periodFit(asked: Period, stated: Period, horizon: Date): number {
+  const closed = ({ from, to }: Period): [number, number] => {
+    const start = from?.getTime() ?? EARLIEST;
+    return [start, to?.getTime() ?? Math.max(horizon.getTime(), start + DAY)];
+  };
+  const [a0, a1] = closed(asked);
+  const [s0, s1] = closed(stated);
+  const common = Math.min(a1, s1) - Math.max(a0, s0);
+  return common > 0 ? common / (Math.max(a1, s1) - Math.min(a0, s0)) : 0;
+}
+
+/**
+ * The part of a sentence each stated time governs. A time that opens its clause ("In 2005 he
+ * joined X") governs what follows it, up to the next time; one that closes it ("he joined X in
+ * 2005") governs what precedes it, back to the time before it.
+ */
+export function governedSpans(sentence: string, times: readonly StatedTime[]): Array<{ time: StatedTime; start: number; end: number }> {
+  const ordered = [...times].sort((a, b) => a.start - b.start);
+  return ordered.map((time, i) => {
+    const previousEnd = i > 0 ? ordered[i - 1]!.end : 0;
+    const nextStart = i + 1 < ordered.length ? ordered[i + 1]!.start : sentence.length;
+    const lead = sentence.slice(previousEnd, time.start);
+    return OPENS_CLAUSE.test(lead) ? { time, start: time.start, end: nextStart } : { time, start: previousEnd, end: time.end };
+  });
+}
+
+/** What stands before a time that opens its clause: nothing, a clause boundary, or a conjunction. */
+const OPENS_CLAUSE = /(?:^[^\p{L}\p{N}]*|[,;:(]\s*|\b(?:and|but|then|while|when|whereas)\s+)$/iu;
+
+export interface Reading {
+  /** The words a time governs that fits the period: what the reader reads. */
+  text: string;
+  /** The time, as the text states it. */
+  time: StatedTime;
+  fit: number;
+}
+
+/** What a text says about the period: the part of each of its sentences governed by a time that fits, best fit first. */
+export function readingsFor(text: string, period: Period, timesIn: TimeReader, horizon: Date): Reading[] {
+  const readings: Reading[] = [];
+  for (const sentence of splitSentences(text)) {
+    const times = timesIn(sentence.text);
+    for (const { time, start, end } of governedSpans(sentence.text, times)) {
+      const fit = periodFit(period, time, horizon);
+      const words = sentence.text.slice(start, end).replace(/^[\s,;:]+|[\s,;:]+$/g, '');
+      if (fit > 0 && /[\p{L}\p{N}]/u.test(words)) readings.push({ text: words, time, fit });
+    }
+  }
+  return readings.sort((a, b) => b.fit - a.fit);
+}
