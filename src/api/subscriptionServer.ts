@@ -75,6 +75,11 @@ export const SLOW_SUBSCRIBER_CLOSE_CODE = 4008;
  * for the articles of many changes instead of one each), and no more than this waits for the socket.
  */
 const READ_AHEAD = 64;
+/**
+ * Results executed ahead on all subscriptions together: with many subscribers each reads fewer
+ * ahead (never under 2), so what waits for the sockets stays bounded however many subscribe.
+ */
+const READ_AHEAD_IN_ALL = 2_048;
 
 export interface SubscriptionServerOptions {
   httpServer: Server;
@@ -142,14 +147,15 @@ function closeReason(text: string): string {
 }
 
 /**
- * Pulls up to `depth` results ahead of the consumer, in order, so their executions overlap. It
+ * Pulls up to `depthNow()` results ahead of the consumer, in order, so their executions overlap. It
  * tops up half the depth at once rather than one per result taken, so the executions it starts
  * together share their lookups. Each is executed in the subscription's request scope.
  */
-function readAhead<T>(source: AsyncGenerator<T>, depth: number, scope: RequestScope): AsyncGenerator<T> {
+function readAhead<T>(source: AsyncGenerator<T>, depthNow: () => number, scope: RequestScope): AsyncGenerator<T> {
   const pending: Promise<IteratorResult<T>>[] = [];
   let finished = false;
   const fill = (): void => {
+    const depth = depthNow();
     if (pending.length > depth / 2) return;
     while (!finished && pending.length < depth) {
       // graphql-ws pulls from outside the subscription's scope: each event is executed inside it.
@@ -191,6 +197,11 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
   const maxUnauthenticated = Math.max(1, Math.floor(settings.maxConnections * UNAUTHENTICATED_SHARE));
   /** Open operations by caller, on every connection. */
   const operationsPerCaller = new Map<string, number>();
+  const openOperations = (): number => {
+    let open = 0;
+    for (const count of operationsPerCaller.values()) open += count;
+    return open;
+  };
   const count = (map: Map<string, number>, key: string, by: number): void => {
     const next = (map.get(key) ?? 0) + by;
     if (next > 0) map.set(key, next);
@@ -413,7 +424,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
       subscribe: async (args: ExecutionArgs) => {
         const scope = scopeOf(args);
         const result = await inRequestScope(scope, () => subscribe(args));
-        return Symbol.asyncIterator in result ? readAhead(result as AsyncGenerator<ExecutionResult>, READ_AHEAD, scope) : result;
+        const depth = (): number => Math.max(2, Math.min(READ_AHEAD, Math.floor(READ_AHEAD_IN_ALL / Math.max(1, openOperations()))));
+        return Symbol.asyncIterator in result ? readAhead(result as AsyncGenerator<ExecutionResult>, depth, scope) : result;
       },
       onComplete: (context, id) => {
         const held = connections.get(context.extra.socket)?.credentials;
