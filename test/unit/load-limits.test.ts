@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GraphQLError, parse, type GraphQLSchema } from 'graphql';
+import { GraphQLError, getIntrospectionQuery, parse, type GraphQLSchema } from 'graphql';
 import { asReported, errorFormatter } from '../../src/api/errorReporting.js';
 import { QUERY_LIMITS } from '../../src/api/limits.js';
 import { chronoqlEstimator, MIN_LIST_SIZES, operationCost, type ListSizes } from '../../src/api/queryCost.js';
@@ -56,6 +56,17 @@ describe('query cost', () => {
       q: questions.map((question) => ({ ...question, k: 50 })),
     });
     assert.ok(withK50 > QUERY_LIMITS.maxCost, `two batches of 256 questions with k 50 cost ${withK50}`);
+  });
+
+  it("lets the explorer load the schema: GraphiQL's introspection query is costed by what the schema can return", async () => {
+    const schema = await chronoqlSchema();
+    // What GraphiQL sends on load: with input-value deprecations and the schema description (it cost 51,853).
+    const graphiql = getIntrospectionQuery({ inputValueDeprecation: true, schemaDescription: true });
+    const cost = costOf(schema, graphiql);
+    assert.ok(cost < QUERY_LIMITS.maxCost / 2, `GraphiQL's introspection costs ${cost}`);
+    const types = Object.keys(schema.getTypeMap()).length;
+    assert.equal(costOf(schema, '{ __schema { types { name } } }'), 1 + (1 + types * 1), 'a type list is as long as the schema has types');
+    assert.ok(costOf(schema, `{ ${Array.from({ length: 20 }, (_, i) => `s${i}: __schema { types { fields { args { name } } } }`).join(' ')} }`) > 20 * types, 'each copy is charged');
   });
 
   it('counts a connection’s page size', async () => {
