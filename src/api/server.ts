@@ -8,10 +8,10 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { ApiHost, RequestContext } from './context.js';
 import { chronoqlSchema } from './schema.js';
-import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { pinoHttp } from 'pino-http';
 import { Authenticator, Role, unauthenticated, type AccessSettings, type Principal } from './auth.js';
-import { errorFormatter, logClientErrors, retryAfterPlugin, sendError } from './errorReporting.js';
+import { beforeOperationError, errorFormatter, logClientErrors, retryAfterPlugin, sendError } from './errorReporting.js';
 import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, responseBudgetPlugin, type QueryLimits } from './limits.js';
 import { RateUsageRepository } from '../graph/rateUsageRepository.js';
 import { chronoqlEstimator, ListSizeStatistics, operationCost } from './queryCost.js';
@@ -225,7 +225,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
       await rateLimiter.take(response.locals.caller);
       next();
     } catch (error) {
-      const { extensions, message } = error as GraphQLError;
+      // Neo4j unreachable while a key is checked is SERVICE_UNAVAILABLE (503), not a refused credential.
+      const { extensions, message } = beforeOperationError(error);
       const retryAfter = extensions?.retryAfterSeconds;
       if (typeof retryAfter === 'number') response.setHeader('retry-after', String(retryAfter));
       const status = (extensions?.http as { status?: number } | undefined)?.status;

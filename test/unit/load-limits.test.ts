@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GraphQLError, getIntrospectionQuery, parse, type GraphQLSchema } from 'graphql';
+import { Neo4jError } from 'neo4j-driver';
 import { asReported, errorFormatter } from '../../src/api/errorReporting.js';
 import { QUERY_LIMITS } from '../../src/api/limits.js';
 import { chronoqlEstimator, MIN_LIST_SIZES, operationCost, type ListSizes } from '../../src/api/queryCost.js';
@@ -150,6 +151,11 @@ describe('error codes', () => {
   it('tells a caller BAD_USER_INPUT only for input it got wrong: a runtime RangeError is an internal error', () => {
     assert.equal(reported(new InvalidInputError('asOf: "soon" is not a date')), 'BAD_USER_INPUT');
     assert.equal(reported(new RangeError('Invalid string length')), 'INTERNAL_SERVER_ERROR');
+  });
+
+  it('tells a caller SERVICE_UNAVAILABLE, with when to retry, while Neo4j cannot be reached', () => {
+    const error = new GraphQLError('down', { originalError: new Neo4jError('connect ECONNREFUSED 127.0.0.1:7687', 'ServiceUnavailable', '', ''), path: ['snapshots'] });
+    assert.deepEqual(format(asReported(error, 'websocket'), error).extensions, { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 });
   });
 
   it('tells a caller OVERLOADED, with when to retry, when the server sheds its work', () => {
