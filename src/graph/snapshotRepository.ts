@@ -75,7 +75,9 @@ export class SnapshotRepository {
 
   /**
    * Deletes a snapshot whose writes were undone, and sets the change sequence back to the last
-   * event kept, so the next snapshot's events follow it with no gap. When the snapshot had
+   * event kept, so the next snapshot's events follow it with no gap; the sequence remembers the
+   * highest number it ever handed out, so a resume point past the counter is known to have been
+   * withdrawn. When the snapshot had
    * written versions, the native vector indexes of every process rebuild from Neo4j (a new
    * storeId): they cannot reopen the versions it had closed, nor drop its deleted ones, in place.
    */
@@ -86,7 +88,8 @@ export class SnapshotRepository {
        MATCH (c:ChangeSequence {name: 'changes'})
        OPTIONAL MATCH (e:ChangeEvent)
        WITH c, max(e.seq) AS last
-       SET c.value = coalesce(last, 0)
+       SET c.highest = CASE WHEN coalesce(c.highest, 0) > c.value THEN c.highest ELSE c.value END,
+           c.value = coalesce(last, 0)
        WITH count(*) AS rewound
        OPTIONAL MATCH (r:RetrievalState {name: 'vectors'}) WHERE $hadWritten
        SET r.storeId = randomUUID()`,

@@ -139,6 +139,18 @@ describe('GraphQL server', () => {
     assert.deepEqual(events.map((e) => [e.seq, e.kind, e.articleId]), [[1, 'ARTICLE_ADDED', 'C']]);
   });
 
+  it('refuses an afterSeq past every change ever recorded with BAD_USER_INPUT, in a query and a subscription (it was CHANGES_WITHDRAWN)', async () => {
+    await runtime.services.ingest.ingest([article('A', 'One.')], { takenAt: day('2024-01-01'), source: 'test' });
+    const query = await post('{ changes(afterSeq: 2147483647) { totalCount } }');
+    assert.equal(query.errors?.[0]?.extensions.code, 'BAD_USER_INPUT', JSON.stringify(query));
+    assert.match(query.errors[0].message, /afterSeq 2147483647 is past the last change ever recorded \(seq 1\)/);
+    const subscribed = await new Promise<unknown>((resolve) => {
+      client.subscribe({ query: 'subscription { changes(afterSeq: 2147483647) { seq } }' }, { next: resolve, error: resolve, complete: () => resolve('complete') });
+    });
+    assert.equal((subscribed as { errors?: Array<{ extensions?: { code?: string } }> }).errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', JSON.stringify(subscribed));
+    assert.deepEqual((await post('{ changes(afterSeq: 1) { totalCount edges { node { seq } } } }')).data.changes, { totalCount: 1, edges: [] });
+  });
+
   it('answers bad input with a clear error and an extensions.code', async () => {
     const invalid = await post(
       `mutation { ingestSnapshot(takenAt: "2024-03-01", articles: [{id: " ", text: "x"}, {id: "D", text: "y", infobox: [{attribute: "A", value: "1"}, {attribute: "a", value: "2"}]}]) { articles } }`,
