@@ -5,6 +5,7 @@ import type { ReadRepository } from '../graph/readRepository.js';
 import type { ChangeFeed } from '../ingest/changeFeed.js';
 import type { IngestService } from '../ingest/ingestService.js';
 import type { DiskSpace } from '../platform/diskSpace.js';
+import type { Logger } from '../platform/logger.js';
 import type { AskService } from '../qa/askService.js';
 import type { SpanReader } from '../qa/reader/spanReader.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
@@ -36,11 +37,13 @@ export type RequestContext = {
   requestId: string | null;
   /** Whose budget the request spends (rate limits, database sessions): the key, token subject or client address. */
   caller: string;
+  /** The serving server's log: work the request leaves running (an ingest job) logs there, under requestId. */
+  log: Logger;
 };
 
 /** The running application as the API sees it: its services, and a context for each operation. */
 export interface ApiHost {
   services: Services;
   /** Subscriptions pass `cache: false` (see Loaders). */
-  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null; caller?: string }): RequestContext;
+  requestContext(options?: { cache?: boolean; principal?: Principal | null; requestId?: string | null; caller?: string; log?: Logger }): RequestContext;
 }

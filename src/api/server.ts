@@ -241,7 +241,12 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     (_request, response, next) => runtime.services.db.sessionShares.withCaller({ caller: response.locals.caller as string, deadline: Date.now() + limits.requestBudgetMs }, next),
     expressMiddleware(apollo, {
       context: async ({ req, res }) =>
-        runtime.requestContext({ principal: (res.locals.principal as Principal | null | undefined) ?? null, requestId: String(req.id), caller: res.locals.caller as string }),
+        runtime.requestContext({
+          principal: (res.locals.principal as Principal | null | undefined) ?? null,
+          requestId: String(req.id),
+          caller: res.locals.caller as string,
+          log: options.log,
+        }),
     }),
   );
   // An unknown route answers in JSON like everything else, not with Express's HTML page.

@@ -285,7 +285,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
           document,
           variableValues: payload.variables,
           operationName: payload.operationName,
-          contextValue: options.host.requestContext({ cache: false, principal, requestId: id, caller }),
+          contextValue: options.host.requestContext({ cache: false, principal, requestId: id, caller, log: options.log }),
         };
       },
       subscribe: async (args: ExecutionArgs) => {

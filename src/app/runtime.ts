@@ -140,7 +140,17 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     });
   };
   const disk = new DiskSpace(config.dataDir, config.minFreeDiskBytes);
-  const services: Services = { db, reads, changeFeed, retrieval, reader, answering, benchmarkItems: new BenchmarkRepository(db), disk, ingest: new IngestService(db, () => changeFeed.poke(), labeler, afterSnapshot, () => disk.ensureRoom()) };
+  const services: Services = {
+    db,
+    reads,
+    changeFeed,
+    retrieval,
+    reader,
+    answering,
+    benchmarkItems: new BenchmarkRepository(db),
+    disk,
+    ingest: new IngestService(db, () => changeFeed.poke(), labeler, afterSnapshot, () => disk.ensureRoom()),
+  };
   return {
     services,
     config,
@@ -160,8 +170,11 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       principal: options.principal ?? null,
       requestId: options.requestId ?? null,
       caller: options.caller ?? 'local',
+      log: options.log ?? log,
     }),
     close: async () => {
+      // An ingest started over GraphQL (at most a 1 MB request) is written to its end, not cut off by the driver closing.
+      await services.ingest.idle();
       await changeFeed.stop();
       await retrieval.close();
       await reader.close();

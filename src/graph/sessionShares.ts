@@ -56,6 +56,15 @@ export class SessionShares {
     return this.scope.run(scope, work);
   }
 
+  /**
+   * Runs `work` (and everything it starts) as no caller's, also when started from a caller's
+   * request: work that outlives the request (an ingest the request started) is not bound by its
+   * deadline or its share.
+   */
+  withoutCaller<T>(work: () => T): T {
+    return this.scope.exit(work);
+  }
+
   /** The caller of the work running now, if any. */
   current(): CallerScope | undefined {
     return this.scope.getStore();

@@ -72,6 +72,8 @@ export class RetrievalService {
     private readonly indexDirectory: string,
     fusion: FusionSettings,
     private readonly log: Logger | undefined,
+    /** Runs work as no caller's: a sync serves every caller, whichever request asked for it. */
+    private readonly asNoCaller: <T>(work: () => T) => T,
   ) {
     const index = async (unit: SearchUnit): Promise<UnitVectorIndex> => (await this.openIndexes()).get(unit)!;
     this.dense = new NativeDenseRetriever(repository, embedder, index);
@@ -101,7 +103,8 @@ export class RetrievalService {
       throw error;
     }
     const indexDirectory = join(options.dataDir, 'indexes', embedder.id.replace(/[^\w.@-]+/g, '_'));
-    return new RetrievalService(repository, embedder, config, options.connection, indexDirectory, options.fusion ?? DEFAULT_FUSION, log);
+    const asNoCaller = <T>(work: () => T): T => options.db.sessionShares.withoutCaller(work);
+    return new RetrievalService(repository, embedder, config, options.connection, indexDirectory, options.fusion ?? DEFAULT_FUSION, log, asNoCaller);
   }
 
   get embedderId(): string {
@@ -127,6 +130,15 @@ export class RetrievalService {
       log: (level, message, fields) => this.log?.[level](fields ?? {}, message),
     });
     return this.background;
+  }
+
+  /** Asks the background worker (started if need be) for a pass now, so units just written are embedded without waiting for its next look. */
+  embedSoon(): void {
+    if (this.closed) return;
+    // A failed pass is logged by the worker and tried again at its next look.
+    this.startEmbedding()
+      .pass()
+      .catch(() => undefined);
   }
 
   /**
@@ -166,9 +178,25 @@ export class RetrievalService {
     return { embedded, waitedFor: total, ...(await this.refresh()) };
   }
 
+  /**
+   * Whether every passage and sentence version of the snapshots taken at `takenAt` or later can
+   * be found by every search mode here: each has its vector, and a sync of this process's native
+   * indexes that started after that (awaited, and shared with other callers) has taken them in.
+   */
+  async searchableFrom(takenAt: Date): Promise<boolean> {
+    if ((await countPendingUnits(this.repository, takenAt)) > 0) return false;
+    // A sync already running may have read Neo4j before the last vectors were stored: after it, sync again.
+    await this.refreshing?.catch(() => undefined);
+    // A failed sync leaves them out of the dense index (/health says why): not searchable yet.
+    return this.refresh().then(
+      () => true,
+      () => false,
+    );
+  }
+
   /** Brings the native indexes up to date with the vectors stored in Neo4j; concurrent calls share one run. */
   refresh(): Promise<RefreshReport> {
-    this.refreshing ??= this.runRefresh().finally(() => {
+    this.refreshing ??= this.asNoCaller(() => this.runRefresh()).finally(() => {
       this.refreshing = undefined;
     });
     return this.refreshing;

@@ -9,7 +9,7 @@ import { startServer, type RunningServer } from '../../src/api/server.js';
 import { createApiKey, Role } from '../../src/api/auth.js';
 import { createLogger } from '../../src/platform/logger.js';
 import type { Runtime } from '../../src/app/runtime.js';
-import { article, day, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
+import { article, day, ingestOutcome, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
 
 type Event = { seq: number; kind: string; articleId: string; fact: { value: string } | null };
 
@@ -131,12 +131,13 @@ describe('GraphQL server', () => {
     const subscription = collect(client, {}, (events) => events.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const result = await post(
-      `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { articles changeEvents snapshot { id status } } }`,
+      `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { id status } }`,
       { articles: [{ id: 'C', text: 'Hello world.', infobox: [{ attribute: 'Leader', value: 'Z' }] }] },
     );
-    assert.deepEqual(result.data.ingestSnapshot, { articles: 1, changeEvents: 1, snapshot: { id: '2024-03-01', status: 'COMPLETE' } });
+    assert.deepEqual(result.data.ingestSnapshot, { id: '2024-03-01', status: 'INGESTING' });
     const events = await subscription.events;
     assert.deepEqual(events.map((e) => [e.seq, e.kind, e.articleId]), [[1, 'ARTICLE_ADDED', 'C']]);
+    assert.deepEqual(await ingestOutcome(post, '2024-03-01', { searchable: true }), { id: '2024-03-01', status: 'COMPLETE', searchable: true, changeCount: 1, failure: null });
   });
 
   it('refuses an afterSeq past every change ever recorded with BAD_USER_INPUT, in a query and a subscription (it was CHANGES_WITHDRAWN)', async () => {
@@ -153,7 +154,7 @@ describe('GraphQL server', () => {
 
   it('answers bad input with a clear error and an extensions.code', async () => {
     const invalid = await post(
-      `mutation { ingestSnapshot(takenAt: "2024-03-01", articles: [{id: " ", text: "x"}, {id: "D", text: "y", infobox: [{attribute: "A", value: "1"}, {attribute: "a", value: "2"}]}]) { articles } }`,
+      `mutation { ingestSnapshot(takenAt: "2024-03-01", articles: [{id: " ", text: "x"}, {id: "D", text: "y", infobox: [{attribute: "A", value: "1"}, {attribute: "a", value: "2"}]}]) { id } }`,
     );
     assert.equal(invalid.errors[0].extensions.code, 'INVALID_SNAPSHOT');
     assert.deepEqual(
@@ -163,10 +164,11 @@ describe('GraphQL server', () => {
         ['articles', 2],
       ],
     );
-    await post(`mutation { ingestSnapshot(takenAt: "2024-05-01", articles: [{id: "E", text: "x"}]) { articles } }`);
-    const older = await post(`mutation { ingestSnapshot(takenAt: "2024-04-01", articles: [{id: "E", text: "x"}]) { articles } }`);
+    await post(`mutation { ingestSnapshot(takenAt: "2024-05-01", articles: [{id: "E", text: "x"}]) { id } }`);
+    const older = await post(`mutation { ingestSnapshot(takenAt: "2024-04-01", articles: [{id: "E", text: "x"}]) { id } }`);
     assert.equal(older.errors[0].extensions.code, 'SNAPSHOT_OUT_OF_ORDER');
     assert.match(older.errors[0].message, /older than the latest stored snapshot 2024-05-01/);
+    assert.equal((await ingestOutcome(post, '2024-05-01')).status, 'COMPLETE');
     const badDate = await post(`query($asOf: DateTime) { fact(subject: "E", attribute: "x", asOf: $asOf) { value } }`, {
       asOf: '2024-13-45',
     });
