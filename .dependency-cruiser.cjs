@@ -5,7 +5,23 @@
  * the layers.
  */
 // Lowest first: a folder may import only the folders listed before it.
-const LAYERS = ['domain', 'platform', 'text', 'native', 'learning', 'graph', 'neo4jProcess', 'embedding', 'ingest', 'retrieval', 'qa', 'benchmarks', 'api', 'app', 'cli'];
+const LAYERS = [
+  'domain',
+  'platform',
+  'text',
+  'native',
+  'learning',
+  'graph',
+  'neo4jProcess',
+  'embedding',
+  'ingest',
+  'retrieval',
+  'qa',
+  'benchmarks',
+  'api',
+  'app',
+  'cli',
+];
 
 const upward = LAYERS.map((folder, level) => ({
   name: `layer-${folder}`,

@@ -33,7 +33,9 @@ interface Question {
 
 function shares(timings: StageTimings[]): Record<string, number> {
   const total = timings.reduce((sum, t) => sum + STAGES.reduce((s, stage) => s + t[stage], 0), 0);
-  return Object.fromEntries(STAGES.map((stage) => [stage.replace(/Ms$/, ''), Number((timings.reduce((sum, t) => sum + t[stage], 0) / Math.max(total, 1e-9)).toFixed(3))]));
+  return Object.fromEntries(
+    STAGES.map((stage) => [stage.replace(/Ms$/, ''), Number((timings.reduce((sum, t) => sum + t[stage], 0) / Math.max(total, 1e-9)).toFixed(3))]),
+  );
 }
 
 export async function runAskBenchmark(options: { corpus: 'demo' | 'synthetic'; passages: number; requests: number }): Promise<Record<string, unknown>> {
@@ -52,7 +54,11 @@ export async function runAskBenchmark(options: { corpus: 'demo' | 'synthetic'; p
     const questions: Question[] = generated.map((item) => ({ question: item.question, asOf: item.asOf }));
     if (options.corpus === 'synthetic') {
       const last = snapshots[snapshots.length - 1]!.takenAt;
-      await runtime.services.ingest.ingest(recombinedCorpus([...pool], options.passages), { takenAt: new Date(last.getTime() + 86_400_000), source: 'bench', batchSize: 500 });
+      await runtime.services.ingest.ingest(recombinedCorpus([...pool], options.passages), {
+        takenAt: new Date(last.getTime() + 86_400_000),
+        source: 'bench',
+        batchSize: 500,
+      });
     }
     const embedStarted = performance.now();
     await runtime.services.retrieval.catchUp();

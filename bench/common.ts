@@ -13,7 +13,12 @@ import { openRuntime, type Runtime } from '../src/app/runtime.js';
  */
 export async function openBenchRuntime(options: { changeFeed?: boolean; benchmark?: boolean; log?: Logger } = {}): Promise<Runtime> {
   // The living benchmark's step after each ingest is measured by its own benchmark, and kept out of the others.
-  const env = { ...process.env, CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-bench'), NEO4J_URI: '', CHRONOQL_BENCHMARK: options.benchmark ? 'local' : 'off' };
+  const env = {
+    ...process.env,
+    CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-bench'),
+    NEO4J_URI: '',
+    CHRONOQL_BENCHMARK: options.benchmark ? 'local' : 'off',
+  };
   const runtime = await openRuntime(loadConfig(env), options.log ?? createLogger('warn'), options);
   await deleteAllKnowledge(runtime.services.db);
   return runtime;

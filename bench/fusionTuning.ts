@@ -42,7 +42,13 @@ async function fetchLists(retrieval: RetrievalService, items: QaItem[], defaultA
       const dense = await retrieval.batchSearch(questions, { ...options, mode: SearchMode.DENSE });
       const lexical = await retrieval.batchSearch(questions, { ...options, mode: SearchMode.LEXICAL });
       group.forEach((item, i) =>
-        lists.push({ item, dense: dense[i]!, lexical: lexical[i]!, evidence: lexicalEvidence(queryTerms(item.question), lexical[i]!), firstRelevant: new Map() }),
+        lists.push({
+          item,
+          dense: dense[i]!,
+          lexical: lexical[i]!,
+          evidence: lexicalEvidence(queryTerms(item.question), lexical[i]!),
+          firstRelevant: new Map(),
+        }),
       );
     }
   }
@@ -106,7 +112,15 @@ function candidates(): Array<{ name: string; fusion: FusionSettings }> {
           for (const minScorePerTerm of [0, 0.75, 1, 1.25, 1.5]) {
             found.push({
               name: `adaptive coverage>=${minCoverage} margin>=${minLexicalMargin} score/term>=${minScorePerTerm} lexical=${lexicalWeight} else ${weakLexicalWeight}`,
-              fusion: { method: 'adaptive', minCoverage, minLexicalMargin, minScorePerTerm, lexicalWeight, denseWeight: round(1 - lexicalWeight), weakLexicalWeight },
+              fusion: {
+                method: 'adaptive',
+                minCoverage,
+                minLexicalMargin,
+                minScorePerTerm,
+                lexicalWeight,
+                denseWeight: round(1 - lexicalWeight),
+                weakLexicalWeight,
+              },
             });
           }
         }
@@ -140,7 +154,11 @@ function singles(lists: QuestionLists[]): { dense: Scores; lexical: Scores } {
 }
 
 /** How far a fusion falls below the better single retriever on one set's part (0 when it does not), on either measure. */
-async function shortfall(set: EvaluationSet, part: Part, fusion: FusionSettings): Promise<{ scores: Scores; dense: Scores; lexical: Scores; best: Scores; deficit: number }> {
+async function shortfall(
+  set: EvaluationSet,
+  part: Part,
+  fusion: FusionSettings,
+): Promise<{ scores: Scores; dense: Scores; lexical: Scores; best: Scores; deficit: number }> {
   const lists = set[part];
   const { dense, lexical } = singles(lists);
   const best = { recallAt5: Math.max(dense.recallAt5, lexical.recallAt5), mrrAt20: Math.max(dense.mrrAt20, lexical.mrrAt20) };
@@ -187,17 +205,30 @@ export async function runFusionTuning(options: { qa: string }): Promise<Record<s
       const perSet = await Promise.all(sets.map((set) => shortfall(set, 'tune', candidate.fusion)));
       const worst = Math.max(...perSet.map((entry) => entry.deficit));
       const mean = perSet.reduce((sum, entry) => sum + entry.scores.mrrAt20 + entry.scores.recallAt5, 0) / perSet.length;
-      tried.push({ ...candidate, worstShortfall: Number(worst.toFixed(4)), meanMrrPlusRecall: Number(mean.toFixed(4)), tune: Object.fromEntries(sets.map((set, i) => [set.name, perSet[i]!.scores])) });
+      tried.push({
+        ...candidate,
+        worstShortfall: Number(worst.toFixed(4)),
+        meanMrrPlusRecall: Number(mean.toFixed(4)),
+        tune: Object.fromEntries(sets.map((set, i) => [set.name, perSet[i]!.scores])),
+      });
     }
     tried.sort((a, b) => a.worstShortfall - b.worstShortfall || b.meanMrrPlusRecall - a.meanMrrPlusRecall);
     const chosen = tried[0]!;
-    const summary = ({ name, worstShortfall, meanMrrPlusRecall, tune }: (typeof tried)[number]): Record<string, unknown> => ({ name, worstShortfall, meanMrrPlusRecall, tune });
+    const summary = ({ name, worstShortfall, meanMrrPlusRecall, tune }: (typeof tried)[number]): Record<string, unknown> => ({
+      name,
+      worstShortfall,
+      meanMrrPlusRecall,
+      tune,
+    });
     const report = async (part: Part) =>
       Object.fromEntries(
         await Promise.all(
           sets.map(async (set) => {
             const { scores, dense, lexical, best, deficit } = await shortfall(set, part, chosen.fusion);
-            return [set.name, { questions: set[part].length, HYBRID: scores, DENSE: dense, LEXICAL: lexical, bestSingle: best, shortfall: Number(deficit.toFixed(4)) }];
+            return [
+              set.name,
+              { questions: set[part].length, HYBRID: scores, DENSE: dense, LEXICAL: lexical, bestSingle: best, shortfall: Number(deficit.toFixed(4)) },
+            ];
           }),
         ),
       );
@@ -214,7 +245,9 @@ export async function runFusionTuning(options: { qa: string }): Promise<Record<s
       triedOnTuningParts: {
         settings: tried.length,
         best: tried.slice(0, 25).map(summary),
-        bestPerMethod: Object.fromEntries(['rrf', 'weighted', 'adaptive'].map((method) => [method, summary(tried.find((entry) => entry.fusion.method === method)!)])),
+        bestPerMethod: Object.fromEntries(
+          ['rrf', 'weighted', 'adaptive'].map((method) => [method, summary(tried.find((entry) => entry.fusion.method === method)!)]),
+        ),
       },
     };
     await writeResult('fusion-tuning', result);

@@ -32,12 +32,15 @@ export function syntheticSnapshots(articles: number, changeRate: number): [Artic
     const variants = Array.from({ length: SENTENCES_PER_ARTICLE }, () => (random() < changeRate ? 1 : 0));
     const text = (v: number[]): string =>
       [0, 1, 2, 3]
-        .map((p) => v.slice(p * 5, p * 5 + 5).map((variant, i) => sentence(a, p * 5 + i, variant)).join(' '))
+        .map((p) =>
+          v
+            .slice(p * 5, p * 5 + 5)
+            .map((variant, i) => sentence(a, p * 5 + i, variant))
+            .join(' '),
+        )
         .join('\n\n');
     const infobox = (changed: boolean): Record<string, string> =>
-      Object.fromEntries(
-        Array.from({ length: FACTS_PER_ARTICLE }, (_, f) => [`Attribute ${f}`, `Value ${a}-${f}${changed && f === 0 ? ' (new)' : ''}`]),
-      );
+      Object.fromEntries(Array.from({ length: FACTS_PER_ARTICLE }, (_, f) => [`Attribute ${f}`, `Value ${a}-${f}${changed && f === 0 ? ' (new)' : ''}`]));
     const id = `Synthetic article ${a}`;
     first.push({ id, title: id, text: text(variants.map(() => 0)), infobox: infobox(false) });
     second.push({ id, title: id, text: text(variants), infobox: infobox(random() < changeRate) });

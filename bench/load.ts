@@ -54,10 +54,26 @@ export async function mixedRequests(): Promise<Array<{ query: string; variables:
     const { subject, attribute } = pairs[(i * 7919) % pairs.length]!;
     const asOf = dates[i % dates.length];
     const slot = i % 10;
-    if (slot < 5) requests.push({ query: 'query($s: ID!, $a: String!, $t: DateTime) { fact(subject: $s, attribute: $a, asOf: $t) { value validFrom validTo } }', variables: { s: subject, a: attribute, t: asOf } });
-    else if (slot < 7) requests.push({ query: 'query($s: ID!, $t: DateTime) { article(id: $s) { title facts(asOf: $t) { attribute value } } }', variables: { s: subject, t: asOf } });
-    else if (slot < 9) requests.push({ query: 'query($q: String!, $t: DateTime) { ask(question: $q, asOf: $t) { text adopted certainty { reliable } } }', variables: { q: `What is the ${attribute} of ${subject}?`, t: asOf } });
-    else requests.push({ query: 'query($s: ID!, $a: String!) { factHistory(subject: $s, attribute: $a) { value validFrom validTo } }', variables: { s: subject, a: attribute } });
+    if (slot < 5)
+      requests.push({
+        query: 'query($s: ID!, $a: String!, $t: DateTime) { fact(subject: $s, attribute: $a, asOf: $t) { value validFrom validTo } }',
+        variables: { s: subject, a: attribute, t: asOf },
+      });
+    else if (slot < 7)
+      requests.push({
+        query: 'query($s: ID!, $t: DateTime) { article(id: $s) { title facts(asOf: $t) { attribute value } } }',
+        variables: { s: subject, t: asOf },
+      });
+    else if (slot < 9)
+      requests.push({
+        query: 'query($q: String!, $t: DateTime) { ask(question: $q, asOf: $t) { text adopted certainty { reliable } } }',
+        variables: { q: `What is the ${attribute} of ${subject}?`, t: asOf },
+      });
+    else
+      requests.push({
+        query: 'query($s: ID!, $a: String!) { factHistory(subject: $s, attribute: $a) { value validFrom validTo } }',
+        variables: { s: subject, a: attribute },
+      });
   }
   return requests;
 }
@@ -97,7 +113,14 @@ export function burstArticles(count: number, prefix: string): ArticleInput[] {
  * `subscribers` live subscribers, then `ingest` (which must write `events` change events after
  * the current last seq): how many each received, and whether exactly once and in order.
  */
-export async function runSubscriberBurst(options: { url: string; token: string; subscribers: number; events: number; afterSeq: number; ingest: () => Promise<unknown> }): Promise<BurstResult> {
+export async function runSubscriberBurst(options: {
+  url: string;
+  token: string;
+  subscribers: number;
+  events: number;
+  afterSeq: number;
+  ingest: () => Promise<unknown>;
+}): Promise<BurstResult> {
   const wsUrl = options.url.replace(/^http/, 'ws');
   const clients: Client[] = [];
   const received: number[][] = [];
@@ -176,7 +199,13 @@ export function startServerProcess(env: Record<string, string>): Promise<{ child
 }
 
 /** The full benchmark (README, "Benchmarks"): the server in its own process, on the bench store. */
-export async function runLoadBenchmark(options: { seconds: number; soakSeconds: number; subscribers: number; events: number; connections?: number }): Promise<Record<string, unknown>> {
+export async function runLoadBenchmark(options: {
+  seconds: number;
+  soakSeconds: number;
+  subscribers: number;
+  events: number;
+  connections?: number;
+}): Promise<Record<string, unknown>> {
   const runtime: Runtime = await openBenchRuntime();
   let server: { child: ChildProcess; url: string } | undefined;
   try {
@@ -185,7 +214,13 @@ export async function runLoadBenchmark(options: { seconds: number; soakSeconds: 
     }
     await runtime.services.retrieval.catchUp();
     const { token } = await createApiKey(runtime.services.db, 'load benchmark', Role.READER);
-    server = await startServerProcess({ CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-bench'), NEO4J_URI: '', PORT: '0', ...ONE_CLIENT_STANDS_FOR_MANY, LOG_LEVEL: 'warn' });
+    server = await startServerProcess({
+      CHRONOQL_DATA_DIR: join(projectRoot(), '.chronoql-bench'),
+      NEO4J_URI: '',
+      PORT: '0',
+      ...ONE_CLIENT_STANDS_FOR_MANY,
+      LOG_LEVEL: 'warn',
+    });
     const url = server.url;
     await runTraffic(url, 4, 5); // warm-up: JIT, caches, connection pools
 
@@ -205,7 +240,9 @@ export async function runLoadBenchmark(options: { seconds: number; soakSeconds: 
     const rss: Array<{ atSeconds: number; megabytes: number }> = [];
     const soakStarted = performance.now();
     const sampler = setInterval(() => {
-      void serverRssBytes(url).then((bytes) => rss.push({ atSeconds: Math.round((performance.now() - soakStarted) / 1000), megabytes: Math.round(bytes / 2 ** 20) }));
+      void serverRssBytes(url).then((bytes) =>
+        rss.push({ atSeconds: Math.round((performance.now() - soakStarted) / 1000), megabytes: Math.round(bytes / 2 ** 20) }),
+      );
     }, 5_000);
     const soak = await runTraffic(url, chosen, options.soakSeconds);
     clearInterval(sampler);
@@ -225,7 +262,8 @@ export async function runLoadBenchmark(options: { seconds: number; soakSeconds: 
       subscribers: options.subscribers,
       events: options.events,
       afterSeq,
-      ingest: () => runtime.services.ingest.ingest(burstArticles(options.events, 'burst'), { takenAt: new Date(Date.now() + 1000), source: 'bench', batchSize: 500 }),
+      ingest: () =>
+        runtime.services.ingest.ingest(burstArticles(options.events, 'burst'), { takenAt: new Date(Date.now() + 1000), source: 'bench', batchSize: 500 }),
     });
 
     const result = {

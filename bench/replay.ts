@@ -18,14 +18,23 @@ const SELECTIONS = {
 } as const;
 
 async function replay(url: string, token: string, selection: string, events: number): Promise<{ seconds: number; eventsPerSecond: number; inOrder: boolean }> {
-  const client = createClient({ url: url.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
+  const client = createClient({
+    url: url.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams: { Authorization: `Bearer ${token}` },
+    retryAttempts: 0,
+  });
   const seqs: number[] = [];
   const started = performance.now();
   try {
     await new Promise<void>((resolve, reject) => {
       client.subscribe<{ changes: { seq: number } }>(
         { query: `subscription { changes(afterSeq: 0) { ${selection} } }` },
-        { next: (message) => (seqs.push(message.data!.changes.seq), seqs.length === events && resolve()), error: reject, complete: () => reject(new Error('the subscription ended early')) },
+        {
+          next: (message) => (seqs.push(message.data!.changes.seq), seqs.length === events && resolve()),
+          error: reject,
+          complete: () => reject(new Error('the subscription ended early')),
+        },
       );
     });
   } finally {
@@ -40,7 +49,11 @@ export async function runReplayBenchmark(options: { events: number }): Promise<R
   const server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('warn') });
   try {
     // One ARTICLE_ADDED event per article.
-    await runtime.services.ingest.ingest(burstArticles(options.events, 'replay'), { takenAt: new Date('2024-01-01T00:00:00Z'), source: 'bench', batchSize: 500 });
+    await runtime.services.ingest.ingest(burstArticles(options.events, 'replay'), {
+      takenAt: new Date('2024-01-01T00:00:00Z'),
+      source: 'bench',
+      batchSize: 500,
+    });
     const { token } = await createApiKey(runtime.services.db, 'replay bench', Role.READER);
     const result: Record<string, unknown> = { benchmark: 'replay', machine: machine(), events: options.events };
     for (const [name, selection] of Object.entries(SELECTIONS)) {

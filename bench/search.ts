@@ -137,7 +137,12 @@ export async function runSearchBenchmarkMatrix(options: SearchMatrixOptions): Pr
     await Promise.all([fp32.addBatch(batch), fp16?.addBatch(batch)]);
     if (first < referenceRows) {
       const take = Math.min(count, referenceRows - first);
-      reference.addBatch({ ids: ids.subarray(0, take), vectors: vectors.subarray(0, take * d), validFrom: validFrom.subarray(0, take), validTo: validTo.subarray(0, take) });
+      reference.addBatch({
+        ids: ids.subarray(0, take),
+        vectors: vectors.subarray(0, take * d),
+        validFrom: validFrom.subarray(0, take),
+        validTo: validTo.subarray(0, take),
+      });
     }
   }
 
@@ -352,7 +357,10 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
   const lines: string[] = [];
   const device = records[0]?.backend ?? 'cpu';
   lines.push(`# Search benchmark (${device})`, '');
-  lines.push(`Date: ${machine.date}. Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}; addon ${JSON.stringify(machine.addon)}; 1-minute load average before the run (other processes; 2 = both cores busy): ${machine.loadAverageAtStart}.`, '');
+  lines.push(
+    `Date: ${machine.date}. Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}; addon ${JSON.stringify(machine.addon)}; 1-minute load average before the run (other processes; 2 = both cores busy): ${machine.loadAverageAtStart}.`,
+    '',
+  );
   if (typeof machine.otherProcessesCpuSeconds === 'number') {
     lines.push(
       `The machine is shared: other processes used ${machine.otherProcessesCpuSeconds} CPU-seconds during this ${machine.runWallSeconds} s run ` +
@@ -370,7 +378,9 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
     'filter), same machine, run right after the addon for the same Q. Stream: reading the stored rows once.',
     '',
   );
-  lines.push('| N | Q | addon q/s | addon GFLOP/s | reference q/s (measured on) | addon / reference | GEMM q/s | addon / GEMM | fp16 q/s | batch time / stream fp32 | fp16 batch / stream fp16 | fp16 / fp32 time |');
+  lines.push(
+    '| N | Q | addon q/s | addon GFLOP/s | reference q/s (measured on) | addon / reference | GEMM q/s | addon / GEMM | fp16 q/s | batch time / stream fp32 | fp16 batch / stream fp16 | fp16 / fp32 time |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of records) {
     const f16 = (r.fp16 ?? {}) as Record<string, number>;
@@ -381,15 +391,39 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
   }
   lines.push('');
   const streams = records.filter((r) => r.q === records[0]?.q);
-  lines.push('Memory bandwidth (stream the index once): ' + streams.map((r) => `N=${fmt(r.n)}: fp32 ${fmt(r.streamSeconds)} s (${fmt(r.streamGBps)} GB/s), fp16 ${fmt((r.fp16 as Record<string, number> | undefined)?.streamSeconds)} s`).join('; ') + '.', '');
-  lines.push('Memory held by the index: ' + streams.map((r) => {
-    const m = r.memory as Record<string, number>;
-    return `N=${fmt(r.n)}: fp32 ${fmt(m.fp32Bytes / 2 ** 20)} MiB (+${fmt(m.fp32OverheadPercent)}% over N·d·4), fp16 ${fmt(m.fp16Bytes / 2 ** 20)} MiB (+${fmt(m.fp16OverheadPercent)}% over N·d·2)`;
-  }).join('; ') + '.', '');
-  lines.push('Time filter: ' + records.map((r) => {
-    const t = r.timeFilter as Record<string, number>;
-    return `N=${fmt(r.n)} Q=${r.q}: ${fmt(t.validRowsPerQuery * 100)}% of rows valid per query, ${fmt(t.rowsScoredFraction * 100)}% scored`;
-  }).join('; ') + '.', '');
+  lines.push(
+    'Memory bandwidth (stream the index once): ' +
+      streams
+        .map(
+          (r) =>
+            `N=${fmt(r.n)}: fp32 ${fmt(r.streamSeconds)} s (${fmt(r.streamGBps)} GB/s), fp16 ${fmt((r.fp16 as Record<string, number> | undefined)?.streamSeconds)} s`,
+        )
+        .join('; ') +
+      '.',
+    '',
+  );
+  lines.push(
+    'Memory held by the index: ' +
+      streams
+        .map((r) => {
+          const m = r.memory as Record<string, number>;
+          return `N=${fmt(r.n)}: fp32 ${fmt(m.fp32Bytes / 2 ** 20)} MiB (+${fmt(m.fp32OverheadPercent)}% over N·d·4), fp16 ${fmt(m.fp16Bytes / 2 ** 20)} MiB (+${fmt(m.fp16OverheadPercent)}% over N·d·2)`;
+        })
+        .join('; ') +
+      '.',
+    '',
+  );
+  lines.push(
+    'Time filter: ' +
+      records
+        .map((r) => {
+          const t = r.timeFilter as Record<string, number>;
+          return `N=${fmt(r.n)} Q=${r.q}: ${fmt(t.validRowsPerQuery * 100)}% of rows valid per query, ${fmt(t.rowsScoredFraction * 100)}% scored`;
+        })
+        .join('; ') +
+      '.',
+    '',
+  );
 
   const target = records.find((r) => r.n === 1_000_000 && r.q === 64);
   const single = records.find((r) => r.n === 1_000_000 && r.q === 1);
@@ -399,20 +433,28 @@ export function markdownReport(machine: Record<string, unknown>, records: Record
       const vsRef = target.addonVsReference as number;
       const vsGemm = target.addonVsGemm as number | undefined;
       lines.push(`- Q = 64: ${fmt(vsRef)}x the reference's queries/s (target >= 30x): **${vsRef >= 30 ? 'met' : 'missed'}**.`);
-      lines.push(vsGemm === undefined
-        ? `- Q = 64 vs GEMM roofline: not measured (${target.gemmNote}).`
-        : `- Q = 64: ${fmt(vsGemm * 100)}% of the OpenBLAS roofline's queries/s (target >= 70%): **${vsGemm >= 0.7 ? 'met' : 'missed'}**.`);
+      lines.push(
+        vsGemm === undefined
+          ? `- Q = 64 vs GEMM roofline: not measured (${target.gemmNote}).`
+          : `- Q = 64: ${fmt(vsGemm * 100)}% of the OpenBLAS roofline's queries/s (target >= 70%): **${vsGemm >= 0.7 ? 'met' : 'missed'}**.`,
+      );
     }
     if (single) {
       const ratio = single.searchVsStream as number;
       const f16 = single.fp16 as Record<string, number> | undefined;
       const scored = (single.timeFilter as Record<string, number>).rowsScoredFraction;
-      lines.push(`- Q = 1: ${fmt(ratio)}x the time to stream the fp32 index once (target <= 1.5x): **${ratio <= 1.5 ? 'met' : 'missed'}**. The time filter let the scan skip ${fmt((1 - scored) * 100)}% of the rows; against streaming only the rows it read, the ratio is ${fmt(single.searchVsStreamOfScoredRows as number)}x.`);
+      lines.push(
+        `- Q = 1: ${fmt(ratio)}x the time to stream the fp32 index once (target <= 1.5x): **${ratio <= 1.5 ? 'met' : 'missed'}**. The time filter let the scan skip ${fmt((1 - scored) * 100)}% of the rows; against streaming only the rows it read, the ratio is ${fmt(single.searchVsStreamOfScoredRows as number)}x.`,
+      );
       if (f16) {
-        lines.push(`- Q = 1 with fp16 storage: ${fmt(f16.vsFp32Seconds)}x the fp32 time (target ~0.5x, "halves it"): **${f16.vsFp32Seconds! <= 0.55 ? 'met' : 'missed'}**; ${fmt(f16.searchVsStream)}x the time to stream the fp16 index once.`);
+        lines.push(
+          `- Q = 1 with fp16 storage: ${fmt(f16.vsFp32Seconds)}x the fp32 time (target ~0.5x, "halves it"): **${f16.vsFp32Seconds! <= 0.55 ? 'met' : 'missed'}**; ${fmt(f16.searchVsStream)}x the time to stream the fp16 index once.`,
+        );
       }
       const m = single.memory as Record<string, number>;
-      lines.push(`- Memory: +${fmt(m.fp32OverheadPercent)}% (fp32) and +${fmt(m.fp16OverheadPercent)}% (fp16) over the raw matrix (target <= 5%): **${m.fp32OverheadPercent <= 5 && m.fp16OverheadPercent <= 5 ? 'met' : 'missed'}**.`);
+      lines.push(
+        `- Memory: +${fmt(m.fp32OverheadPercent)}% (fp32) and +${fmt(m.fp16OverheadPercent)}% (fp16) over the raw matrix (target <= 5%): **${m.fp32OverheadPercent <= 5 && m.fp16OverheadPercent <= 5 ? 'met' : 'missed'}**.`,
+      );
     }
     lines.push('');
   }

@@ -104,8 +104,16 @@ export async function runUnderAttackBenchmark(options: { seconds: number }): Pro
       machine: machine(),
       setup: `demo corpus; one victim reading fact(France, Prime Minister) with its own key, one request at a time; attackers anonymous, each a loop of one request at a time; ${options.seconds} s per attacked phase`,
       quiet: quiet.victim,
-      attack: { attackers: '4 × list fan-out, 1 × 20 aliases of batchSearch(256 × 150 words), 1 × 20 aliases of batchAsk(256, k 50)', victim: attack.victim, answers: attack.attackers },
-      heaviestAllowed: { attackers: '2 × one batchSearch of 256 queries of 150 words (the largest body within the cost limit)', victim: heaviestAllowed.victim, answers: heaviestAllowed.attackers },
+      attack: {
+        attackers: '4 × list fan-out, 1 × 20 aliases of batchSearch(256 × 150 words), 1 × 20 aliases of batchAsk(256, k 50)',
+        victim: attack.victim,
+        answers: attack.attackers,
+      },
+      heaviestAllowed: {
+        attackers: '2 × one batchSearch of 256 queries of 150 words (the largest body within the cost limit)',
+        victim: heaviestAllowed.victim,
+        answers: heaviestAllowed.attackers,
+      },
     };
     await writeResult('under-attack', result);
     return result;

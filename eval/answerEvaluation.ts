@@ -67,7 +67,13 @@ export function reliability(pairs: ReadonlyArray<{ p: number; right: boolean }>)
   const bins = Array.from({ length: 10 }, (_, b) => {
     const inBin = pairs.filter(({ p }) => (b === 9 ? p >= b / 10 : p >= b / 10 && p < (b + 1) / 10));
     const mean = (values: number[]): number => (values.length === 0 ? 0 : values.reduce((a, c) => a + c, 0) / values.length);
-    return { from: b / 10, to: (b + 1) / 10, answers: inBin.length, meanReliable: mean(inBin.map(({ p }) => p)), accuracy: mean(inBin.map(({ right }) => (right ? 1 : 0))) };
+    return {
+      from: b / 10,
+      to: (b + 1) / 10,
+      answers: inBin.length,
+      meanReliable: mean(inBin.map(({ p }) => p)),
+      accuracy: mean(inBin.map(({ right }) => (right ? 1 : 0))),
+    };
   });
   const ece = pairs.length === 0 ? 0 : bins.reduce((sum, bin) => sum + (bin.answers / pairs.length) * Math.abs(bin.accuracy - bin.meanReliable), 0);
   return { ece, bins };
@@ -95,14 +101,24 @@ async function answerAll(ask: AskService, items: readonly QaItem[], mode: Retrie
   const results: AnswerResult[] = [];
   for (let start = 0; start < items.length; start += BATCH) {
     const batch = items.slice(start, start + BATCH);
-    results.push(...(await ask.batchAsk(batch.map((item) => ({ question: item.question, asOf: item.asOf, retrieval: mode })), new Date())));
+    results.push(
+      ...(await ask.batchAsk(
+        batch.map((item) => ({ question: item.question, asOf: item.asOf, retrieval: mode })),
+        new Date(),
+      )),
+    );
     onProgress?.();
   }
   return results;
 }
 
 function report(items: readonly QaItem[], results: readonly AnswerResult[]): ModeReport {
-  const pairs = results.map((result, i) => ({ prediction: result.guess ?? '', answers: items[i]!.answers, type: items[i]!.type ?? 'ALL', adopted: result.adopted }));
+  const pairs = results.map((result, i) => ({
+    prediction: result.guess ?? '',
+    answers: items[i]!.answers,
+    type: items[i]!.type ?? 'ALL',
+    adopted: result.adopted,
+  }));
   const types = [...new Set(pairs.map((pair) => pair.type))].sort();
   return {
     overall: scoreAnswers(pairs),
@@ -128,7 +144,12 @@ export interface AskEvaluation {
 }
 
 /** Every item answered in each mode; with NEVER and ADAPTIVE among them, the decision's accuracy too. */
-export async function evaluateAsk(ask: AskService, items: readonly QaItem[], modes: readonly RetrievalMode[], onProgress?: (done: number, total: number) => void): Promise<AskEvaluation> {
+export async function evaluateAsk(
+  ask: AskService,
+  items: readonly QaItem[],
+  modes: readonly RetrievalMode[],
+  onProgress?: (done: number, total: number) => void,
+): Promise<AskEvaluation> {
   const total = Math.ceil(items.length / BATCH) * modes.length;
   let done = 0;
   const tick = (): void => onProgress?.(++done, total);
@@ -138,7 +159,9 @@ export async function evaluateAsk(ask: AskService, items: readonly QaItem[], mod
   const closedBook = answers.get(RetrievalMode.NEVER);
   const adaptive = answers.get(RetrievalMode.ADAPTIVE);
   if (closedBook && adaptive) {
-    const needs = closedBook.map((result, i) => matchAccuracy(result.guess ?? '', items[i]!.answers) === 0 && f1Score(result.guess ?? '', items[i]!.answers) < 0.5);
+    const needs = closedBook.map(
+      (result, i) => matchAccuracy(result.guess ?? '', items[i]!.answers) === 0 && f1Score(result.guess ?? '', items[i]!.answers) < 0.5,
+    );
     const retrieves = adaptive.map((result) => result.decision.action !== DecisionAction.NO_RETRIEVE);
     evaluation.decision = {
       accuracy: needs.filter((need, i) => need === retrieves[i]).length / items.length,

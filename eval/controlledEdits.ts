@@ -136,7 +136,10 @@ export function swapYear(sentence: string, random: Random): string | null {
 
 /** Replaces one number (not a year) by another of about its size. */
 export function swapNumber(sentence: string, random: Random): string | null {
-  const number = pick(random, [...sentence.matchAll(NUMBER)].filter((m) => !/^(1[5-9]\d\d|20[0-2]\d)$/.test(m[0])));
+  const number = pick(
+    random,
+    [...sentence.matchAll(NUMBER)].filter((m) => !/^(1[5-9]\d\d|20[0-2]\d)$/.test(m[0])),
+  );
   if (!number) return null;
   const value = Number(number[0].replaceAll(',', ''));
   const shift = Math.max(1, Math.round(value * (0.1 + random() * 0.5)));
@@ -146,7 +149,11 @@ export function swapNumber(sentence: string, random: Random): string | null {
 }
 
 /** Function words that begin a sentence in capitals only because they begin it. */
-const SENTENCE_INITIAL = new Set('a an the this that these those it its he she his her they their there we in on at by for from with after before during as although while when since following under until despite however some many most one all each both several'.split(' '));
+const SENTENCE_INITIAL = new Set(
+  'a an the this that these those it its he she his her they their there we in on at by for from with after before during as although while when since following under until despite however some many most one all each both several'.split(
+    ' ',
+  ),
+);
 const MONTH = /^(January|February|March|April|May|June|July|August|September|October|November|December)$/;
 
 /** Runs of capitalized words after the sentence's first word (names, titles, places). */
@@ -161,12 +168,16 @@ export function swapName(sentence: string, otherNames: readonly string[], random
   const name = pick(random, capitalizedRuns(sentence));
   if (!name) return null;
   const words = name.text.split(' ').length;
-  const other = pick(random, otherNames.filter((n) => n.split(' ').length === words && !sentence.includes(n)));
+  const other = pick(
+    random,
+    otherNames.filter((n) => n.split(' ').length === words && !sentence.includes(n)),
+  );
   if (!other) return null;
   return sentence.slice(0, name.index) + other + sentence.slice(name.index + name.text.length);
 }
 
-const LEADING = /^(In|On|At|During|After|Before|By|Since|From|Following|Under|Until|Throughout|Within|Despite|Although|While|When|Because|As|If|According to) ([^,;()]{2,60}), ([^;]+?)([.!?])$/;
+const LEADING =
+  /^(In|On|At|During|After|Before|By|Since|From|Following|Under|Until|Throughout|Within|Despite|Although|While|When|Because|As|If|According to) ([^,;()]{2,60}), ([^;]+?)([.!?])$/;
 /** Leading words of a clause with a verb: moved to the end it keeps a comma ("X did Y, although Z"). */
 const SUBORDINATORS = new Set(['Although', 'While', 'When', 'Because', 'As', 'If', 'According to']);
 
@@ -188,7 +199,9 @@ export function clauseForms(sentence: string): { leading: string; trailing: stri
 
 /** Adds an initialism or a short name in brackets after a multi-word name. */
 export function addParenthetical(sentence: string, random: Random): string | null {
-  const names = [...sentence.matchAll(/(?<![\p{L}\p{N}'-])\p{Lu}\p{Ll}+(?: (?:of |the )?\p{Lu}\p{Ll}+)+(?![\p{L}\p{N}'-]| \(| \p{Lu})/gu)].filter((m) => !m[0].split(' ').some((word) => MONTH.test(word)));
+  const names = [...sentence.matchAll(/(?<![\p{L}\p{N}'-])\p{Lu}\p{Ll}+(?: (?:of |the )?\p{Lu}\p{Ll}+)+(?![\p{L}\p{N}'-]| \(| \p{Lu})/gu)].filter(
+    (m) => !m[0].split(' ').some((word) => MONTH.test(word)),
+  );
   const name = pick(random, names);
   if (!name) return null;
   const capitals = name[0].split(' ').filter((word) => /^\p{Lu}/u.test(word));
@@ -350,8 +363,14 @@ export function controlledEditCases(paragraphs: readonly Paragraph[], split: Edi
   // Inserted sentences and swapped-in names come from a fixed sample of the half, so a case does not depend on `limit`.
   const sample = mine.filter((_, i) => i % 7 === 0);
   // A stray fragment of the splitter ("[citation needed]", a pronunciation) is no sentence anyone would insert.
-  const whole = (sentence: string): boolean => /^\p{Lu}/u.test(sentence) && /[.!?]$/.test(sentence) && sentence.split(' ').length >= 6 && sentence.split('(').length === sentence.split(')').length;
-  const sampleSentences = sample.map((p) => ({ title: p.title, sentences: splitSentences(p.text).map((s) => s.text).filter(whole) }));
+  const whole = (sentence: string): boolean =>
+    /^\p{Lu}/u.test(sentence) && /[.!?]$/.test(sentence) && sentence.split(' ').length >= 6 && sentence.split('(').length === sentence.split(')').length;
+  const sampleSentences = sample.map((p) => ({
+    title: p.title,
+    sentences: splitSentences(p.text)
+      .map((s) => s.text)
+      .filter(whole),
+  }));
   // A limit takes paragraphs spread evenly over the half, so it still covers every article.
   const step = options.limit !== undefined && options.limit < mine.length ? mine.length / options.limit : 1;
   const chosen = Array.from({ length: Math.floor(mine.length / step) }, (_, k) => Math.floor(k * step));
@@ -360,7 +379,10 @@ export function controlledEditCases(paragraphs: readonly Paragraph[], split: Edi
     const paragraph = mine[i]!;
     const others = sampleSentences.filter((p) => p.title !== paragraph.title);
     const otherSentences = others.flatMap((p) => p.sentences);
-    const made = editParagraph(paragraph, `${split}-${i}`, seed, { otherSentences, otherNames: [...new Set(otherSentences.flatMap((s) => capitalizedRuns(s).map((run) => run.text)))] });
+    const made = editParagraph(paragraph, `${split}-${i}`, seed, {
+      otherSentences,
+      otherNames: [...new Set(otherSentences.flatMap((s) => capitalizedRuns(s).map((run) => run.text)))],
+    });
     if (made) cases.push(made);
   }
   return cases;

@@ -37,7 +37,9 @@ function table(rows: Array<[string, RetrievalScores]>): string {
   return [
     '| mode | questions | Recall@1 | Recall@5 | Recall@20 | MRR@20 |',
     '|---|---:|---:|---:|---:|---:|',
-    ...rows.map(([mode, s]) => `| ${mode} | ${s.questions} | ${format(s.recallAt1)} | ${format(s.recallAt5)} | ${format(s.recallAt20)} | ${format(s.mrrAt20)} |`),
+    ...rows.map(
+      ([mode, s]) => `| ${mode} | ${s.questions} | ${format(s.recallAt1)} | ${format(s.recallAt5)} | ${format(s.recallAt20)} | ${format(s.mrrAt20)} |`,
+    ),
   ].join('\n');
 }
 
@@ -84,7 +86,9 @@ export async function evaluateQaFile(path: string, options: EvaluationOptions): 
   }
   items = splitByArticle(items, options.split);
   if (options.endpoint) return scoreModes(endpointSearch(options.endpoint), items, unit);
-  return withEvaluationStore(corpus && corpusSnapshots(path, corpus.articles), options.log, (runtime) => scoreModes(serviceSearch(runtime.services.retrieval), items, unit));
+  return withEvaluationStore(corpus && corpusSnapshots(path, corpus.articles), options.log, (runtime) =>
+    scoreModes(serviceSearch(runtime.services.retrieval), items, unit),
+  );
 }
 
 /** A dated snapshot of an evaluation store. */

@@ -41,7 +41,12 @@ export interface GateRow {
 }
 
 /** The first-round candidates of every item (asked as GATED) with their features and labels. */
-export async function collectGateRows(ask: AskService, items: readonly QaItem[], source: string, onProgress?: (done: number, total: number) => void): Promise<GateRow[]> {
+export async function collectGateRows(
+  ask: AskService,
+  items: readonly QaItem[],
+  source: string,
+  onProgress?: (done: number, total: number) => void,
+): Promise<GateRow[]> {
   const rows: GateRow[] = [];
   for (let start = 0; start < items.length; start += 64) {
     const batch = items.slice(start, start + 64);
@@ -53,7 +58,14 @@ export async function collectGateRows(ask: AskService, items: readonly QaItem[],
       for (const candidate of candidates) {
         if (candidate.answer === '') continue;
         const label = GATE_CLASSES.indexOf(gateLabel(batch[i]!, candidate.answer));
-        rows.push({ source, question: `${batch[i]!.question}@${batch[i]!.asOf?.toISOString() ?? ''}`, label, isFact: candidate.evidence.kind === 'FACT', answer: candidate.answer, features: candidate.features });
+        rows.push({
+          source,
+          question: `${batch[i]!.question}@${batch[i]!.asOf?.toISOString() ?? ''}`,
+          label,
+          isFact: candidate.evidence.kind === 'FACT',
+          answer: candidate.answer,
+          features: candidate.features,
+        });
       }
     });
     onProgress?.(Math.min(start + 64, items.length), items.length);
@@ -126,7 +138,14 @@ export async function trainGateModel(
   const calibration = rows.filter((row) => inCalibrationPart(row.question));
   if (fit.length === 0 || calibration.length === 0) throw new RangeError('train-gate needs rows of more questions (none fell in one of its two parts)');
   // One hidden layer: how far a reader score can be trusted depends on whether the answer is a fact, the type matches, the names are near.
-  const { model: classifier } = trainSoftmaxRegression(fit, { classes: GATE_CLASSES, features: GATE_FEATURES, hidden: GATE_HIDDEN_UNITS, iterations: 800, learningRate: 0.01, l2: 1e-4 });
+  const { model: classifier } = trainSoftmaxRegression(fit, {
+    classes: GATE_CLASSES,
+    features: GATE_FEATURES,
+    hidden: GATE_HIDDEN_UNITS,
+    iterations: 800,
+    learningRate: 0.01,
+    l2: 1e-4,
+  });
   const probabilities = await Classifier.fromJson(classifier).scoreBatch(calibration.map((row) => row.features));
   const classes = GATE_CLASSES.length;
   const raw = calibration.map((_, r) => Array.from(probabilities.subarray(classes * r, classes * (r + 1))));
@@ -138,7 +157,11 @@ export async function trainGateModel(
   }
   // Scaling the output layer scales the logits.
   const output = classifier.layers.at(-1)!;
-  const scaledOutput = { ...output, weights: output.weights.map((row) => row.map((w) => Number((w * best.inverse).toPrecision(7)))), bias: output.bias.map((b) => Number((b * best.inverse).toPrecision(7))) };
+  const scaledOutput = {
+    ...output,
+    weights: output.weights.map((row) => row.map((w) => Number((w * best.inverse).toPrecision(7)))),
+    bias: output.bias.map((b) => Number((b * best.inverse).toPrecision(7))),
+  };
   const scaled = { ...classifier, layers: [...classifier.layers.slice(0, -1), scaledOutput] };
   const calibrated = raw.map((p) => softmaxPower(p, best.inverse)[0]!);
   // Each calibration question's most trusted candidate, as ask chooses.
@@ -152,9 +175,14 @@ export async function trainGateModel(
   const ownThreshold = (kind: ChosenAnswer[]): number => (kind.length >= MIN_THRESHOLD_SUPPORT ? lowestThreshold(kind, options.precision) : pooled);
   const adoptAt = { fact: ownThreshold(answers.filter((answer) => answer.isFact)), text: ownThreshold(answers.filter((answer) => !answer.isFact)) };
   const adopted = answers.filter((answer) => answer.p >= (answer.isFact ? adoptAt.fact : adoptAt.text));
-  const count = (label: number): number => rows.filter((row) => row.label === label).length + (options.fitOnly ?? []).filter((row) => row.label === label).length;
+  const count = (label: number): number =>
+    rows.filter((row) => row.label === label).length + (options.fitOnly ?? []).filter((row) => row.label === label).length;
   return {
-    model: { classifier: scaled, lambda: options.lambda ?? DEFAULT_LAMBDA, adoptAt: { fact: Number(adoptAt.fact.toPrecision(6)), text: Number(adoptAt.text.toPrecision(6)) } },
+    model: {
+      classifier: scaled,
+      lambda: options.lambda ?? DEFAULT_LAMBDA,
+      adoptAt: { fact: Number(adoptAt.fact.toPrecision(6)), text: Number(adoptAt.text.toPrecision(6)) },
+    },
     report: {
       rows: { reliable: count(0), misleading: count(1), uncertain: count(2) },
       fitRows: fit.length,

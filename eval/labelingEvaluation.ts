@@ -78,7 +78,12 @@ function scores(truePositive: number, predicted: number, actual: number): LabelS
   const precision = predicted === 0 ? 0 : truePositive / predicted;
   const recall = actual === 0 ? 0 : truePositive / actual;
   const round = (x: number): number => Number(x.toFixed(3));
-  return { precision: round(precision), recall: round(recall), f1: round(precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall)), support: actual };
+  return {
+    precision: round(precision),
+    recall: round(recall),
+    f1: round(precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall)),
+    support: actual,
+  };
 }
 
 /** Sees each case's predicted labels and DELETED old indices, for measures beyond the report's. */
@@ -125,7 +130,9 @@ export async function evaluateLabeler(labeler: SentenceLabeler, cases: readonly 
 }
 
 /** The false-change filter: REFINED (or no change at all) against UPDATED, for the current differ and for plain folded comparison. */
-export function evaluateFactPairs(pairs: readonly FactPair[]): Record<string, { accuracy: number; falseChangesCaught: number; realChangesKept: number; pairs: number }> {
+export function evaluateFactPairs(
+  pairs: readonly FactPair[],
+): Record<string, { accuracy: number; falseChangesCaught: number; realChangesKept: number; pairs: number }> {
   const methods: Record<string, (before: string, after: string) => 'REFINED' | 'UPDATED'> = {
     'folded-equality': (before, after) => (folded(before) === folded(after) ? 'REFINED' : 'UPDATED'),
     dynaquest: (before, after) => (classifyValueEdit(before, after).kind === 'UPDATED' ? 'UPDATED' : 'REFINED'),
@@ -138,7 +145,15 @@ export function evaluateFactPairs(pairs: readonly FactPair[]): Record<string, { 
         const of = pairs.map((pair, i) => ({ pair, i })).filter(({ pair }) => pair.gold === gold);
         return of.length === 0 ? 0 : round(of.filter(({ i }) => predicted[i] === gold).length / of.length);
       };
-      return [name, { accuracy: round(predicted.filter((p, i) => p === pairs[i]!.gold).length / pairs.length), falseChangesCaught: share('REFINED'), realChangesKept: share('UPDATED'), pairs: pairs.length }];
+      return [
+        name,
+        {
+          accuracy: round(predicted.filter((p, i) => p === pairs[i]!.gold).length / pairs.length),
+          falseChangesCaught: share('REFINED'),
+          realChangesKept: share('UPDATED'),
+          pairs: pairs.length,
+        },
+      ];
     }),
   );
 }

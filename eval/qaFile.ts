@@ -86,7 +86,9 @@ export async function readQaFile(path: string): Promise<QaItem[]> {
       answers: answers as string[],
       context: entries.map((entry) => entry.id),
       documents: entries.map((entry) =>
-        entry.text === null ? { id: documentId(entry.id), title: entry.id, text: entry.id } : { id: documentId(entry.text, entry.id), title: entry.id, text: entry.text },
+        entry.text === null
+          ? { id: documentId(entry.id), title: entry.id, text: entry.id }
+          : { id: documentId(entry.text, entry.id), title: entry.id, text: entry.text },
       ),
       asOf,
       type: typeof record.type === 'string' ? record.type : typeof record.kind === 'string' ? record.kind : null,
@@ -189,7 +191,10 @@ export function splitByArticle(items: readonly QaItem[], part: 'tune' | 'held-ou
 }
 
 /** The items' own contexts as one snapshot (one article per distinct text), and the items pointed at them. */
-export function contextsAsCorpus(items: readonly QaItem[]): { articles: Array<{ id: string; title: string; text: string; infobox: Record<string, string> }>; items: QaItem[] } {
+export function contextsAsCorpus(items: readonly QaItem[]): {
+  articles: Array<{ id: string; title: string; text: string; infobox: Record<string, string> }>;
+  items: QaItem[];
+} {
   const documents = new Map(items.flatMap((item) => item.documents).map((doc) => [doc.id, doc]));
   if (documents.size === 0) throw new RangeError('--contexts-as-corpus needs items with "context"');
   return {

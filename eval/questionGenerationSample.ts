@@ -28,7 +28,10 @@ interface SquadLine {
 }
 
 /** Drafts questions from the first `paragraphs` distinct paragraphs of a SQuAD-style JSON Lines file and draws `sampleSize` of them. */
-export async function sampleQuestionGeneration(path: string, options: { paragraphs: number; sampleSize: number; seed: number }): Promise<QuestionGenerationSample> {
+export async function sampleQuestionGeneration(
+  path: string,
+  options: { paragraphs: number; sampleSize: number; seed: number },
+): Promise<QuestionGenerationSample> {
   const { parsed } = await readJsonLines(path);
   const seen = new Set<string>();
   const paragraphs = parsed
@@ -39,9 +42,11 @@ export async function sampleQuestionGeneration(path: string, options: { paragrap
   const drafted: SampledQuestion[] = [];
   for (const { title, text } of paragraphs) {
     const sentences = splitSentences(text).map((sentence) => ({ text: sentence.text }));
-    for (const draft of await generator.questions({ title, sentences, type: 'NEW' })) drafted.push({ ...draft, title, sentence: sentences[draft.evidence[0]!]!.text });
+    for (const draft of await generator.questions({ title, sentences, type: 'NEW' }))
+      drafted.push({ ...draft, title, sentence: sentences[draft.evidence[0]!]!.text });
   }
-  const count = (keys: string[]): Record<string, number> => keys.reduce<Record<string, number>>((counts, key) => ({ ...counts, [key]: (counts[key] ?? 0) + 1 }), {});
+  const count = (keys: string[]): Record<string, number> =>
+    keys.reduce<Record<string, number>>((counts, key) => ({ ...counts, [key]: (counts[key] ?? 0) + 1 }), {});
   const wh = drafted.filter((draft) => draft.form === 'wh');
   const random = seededRandom(options.seed);
   const pool = [...drafted];

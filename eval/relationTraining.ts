@@ -43,13 +43,27 @@ function properRuns(sentence: string): string[] {
 const MONTHS = /^(January|February|March|April|May|June|July|August|September|October|November|December)$/;
 
 function dates(sentence: string): string[] {
-  return annotate(sentence).flatMap((s) =>
-    s.entities.filter((e) => e.type === 'DATE').map((e) => s.tokens.slice(e.start, e.end).map((t, i) => (i === 0 ? t.text : t.space + t.text)).join('')),
-  ).filter((date) => sentence.includes(date) && /\d/.test(date));
+  return annotate(sentence)
+    .flatMap((s) =>
+      s.entities
+        .filter((e) => e.type === 'DATE')
+        .map((e) =>
+          s.tokens
+            .slice(e.start, e.end)
+            .map((t, i) => (i === 0 ? t.text : t.space + t.text))
+            .join(''),
+        ),
+    )
+    .filter((date) => sentence.includes(date) && /\d/.test(date));
 }
 
 /** Every kind of controlled edit that applies to one sentence, as (old, new, relation) pairs. */
-export function controlledEdits(sentence: string, article: readonly string[], pools: { names: string[]; dates: string[] }, random: () => number): RelationPair[] {
+export function controlledEdits(
+  sentence: string,
+  article: readonly string[],
+  pools: { names: string[]; dates: string[] },
+  random: () => number,
+): RelationPair[] {
   const pick = <T>(items: readonly T[]): T | undefined => (items.length === 0 ? undefined : items[Math.floor(random() * items.length)]);
   const pairs: RelationPair[] = [];
   const name = pick(properRuns(sentence));
@@ -70,10 +84,18 @@ export function controlledEdits(sentence: string, article: readonly string[], po
   }
   if (name && otherName) {
     const successor = sentence.replace(name, otherName).replace(/\.$/, `, succeeding ${name}.`);
-    pairs.push({ old: sentence, new: date && otherDate ? successor.replace(date, otherDate) : successor, relation: 'CONTRADICTION', edit: 'new holder, predecessor named' });
+    pairs.push({
+      old: sentence,
+      new: date && otherDate ? successor.replace(date, otherDate) : successor,
+      relation: 'CONTRADICTION',
+      edit: 'new holder, predecessor named',
+    });
   }
   // A revision also rewords: a noun of the sentence swapped for another noun of the article.
-  const nouns = (text: string): string[] => tokensOf(text).filter((t) => t.pos === 'NOUN' && /^[a-z]{4,}$/.test(t.text)).map((t) => t.text);
+  const nouns = (text: string): string[] =>
+    tokensOf(text)
+      .filter((t) => t.pos === 'NOUN' && /^[a-z]{4,}$/.test(t.text))
+      .map((t) => t.text);
   const noun = pick(nouns(sentence));
   const otherNoun = pick(article.flatMap(nouns).filter((n) => n !== noun));
   if (noun && otherNoun && (date || number) && (otherDate || number)) {
@@ -82,7 +104,10 @@ export function controlledEdits(sentence: string, article: readonly string[], po
     if (changed !== reworded) pairs.push({ old: sentence, new: changed, relation: 'CONTRADICTION', edit: 'reworded with a new value' });
   }
   // A plan that came to pass (or a statement put back into the future) revises the sentence.
-  const past = sentence.replace(/\bwill be\b/, 'was').replace(/\bis scheduled to\b/, 'went on to').replace(/\bis expected to\b/, 'went on to');
+  const past = sentence
+    .replace(/\bwill be\b/, 'was')
+    .replace(/\bis scheduled to\b/, 'went on to')
+    .replace(/\bis expected to\b/, 'went on to');
   if (past !== sentence) pairs.push({ old: sentence, new: past, relation: 'CONTRADICTION', edit: 'plan came to pass' });
   const negated = sentence.replace(/\b(is|was|are|were|has|have|had|will|can)\b/, '$1 not');
   if (negated !== sentence) pairs.push({ old: sentence, new: negated, relation: 'CONTRADICTION', edit: 'negation added' });
@@ -91,13 +116,22 @@ export function controlledEdits(sentence: string, article: readonly string[], po
   if (clause) pairs.push({ old: sentence, new: sentence.replace(clause[0], '').replace(/([^.])$/, '$1.'), relation: 'ENTAILMENT', edit: 'clause dropped' });
   const longName = properRuns(sentence).find((n) => n.split(' ').length >= 2);
   if (longName) {
-    const initials = longName.split(' ').map((w) => w[0]).join('').toUpperCase();
+    const initials = longName
+      .split(' ')
+      .map((w) => w[0])
+      .join('')
+      .toUpperCase();
     pairs.push({ old: sentence, new: sentence.replace(longName, `${longName} (${initials})`), relation: 'ENTAILMENT', edit: 'parenthetical added' });
   }
   const clauses = sentence.replace(/\.$/, '').split(/,\s(?:and|but)\s/);
   if (clauses.length === 2 && clauses.every((c) => c.split(' ').length >= 4)) {
     const [a, b] = clauses as [string, string];
-    pairs.push({ old: sentence, new: `${b.charAt(0).toUpperCase()}${b.slice(1)}, and ${a.charAt(0).toLowerCase()}${a.slice(1)}.`, relation: 'ENTAILMENT', edit: 'clauses reordered' });
+    pairs.push({
+      old: sentence,
+      new: `${b.charAt(0).toUpperCase()}${b.slice(1)}, and ${a.charAt(0).toLowerCase()}${a.slice(1)}.`,
+      relation: 'ENTAILMENT',
+      edit: 'clauses reordered',
+    });
   }
   const word = pick(sentence.split(' ').filter((w) => /^[a-z]{6,}$/.test(w)));
   if (word) {
@@ -113,12 +147,18 @@ export function controlledEdits(sentence: string, article: readonly string[], po
 /** Pairs for every sentence of every article (articles given as their sentences). */
 export function relationTrainingPairs(articles: ReadonlyArray<readonly string[]>, seed = 17): RelationPair[] {
   const random = seededRandom(seed);
-  const pools = { names: [...new Set(articles.flatMap((a) => a.flatMap(properRuns)))].sort(), dates: [...new Set(articles.flatMap((a) => a.flatMap(dates)))].sort() };
+  const pools = {
+    names: [...new Set(articles.flatMap((a) => a.flatMap(properRuns)))].sort(),
+    dates: [...new Set(articles.flatMap((a) => a.flatMap(dates)))].sort(),
+  };
   return articles.flatMap((sentences) => sentences.flatMap((sentence) => controlledEdits(sentence, sentences, pools, random)));
 }
 
 /** Embeds each pair, computes its features and trains the 3-way classifier. */
-export async function trainRelationClassifier(pairs: readonly RelationPair[], embed: EmbedTexts): Promise<{ model: ClassifierModelJson; loss: number; counts: Record<Relation, number> }> {
+export async function trainRelationClassifier(
+  pairs: readonly RelationPair[],
+  embed: EmbedTexts,
+): Promise<{ model: ClassifierModelJson; loss: number; counts: Record<Relation, number> }> {
   const rows: number[][] = [];
   for (let start = 0; start < pairs.length; start += 256) {
     const batch = pairs.slice(start, start + 256);

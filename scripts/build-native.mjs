@@ -135,8 +135,8 @@ function buildCpu() {
     return;
   }
   const gyp = nodeGypCommand();
-  const configured = existsSync(join(root, 'build', 'Makefile')) &&
-    statSync(join(root, 'build', 'Makefile')).mtimeMs >= statSync(join(root, 'binding.gyp')).mtimeMs;
+  const configured =
+    existsSync(join(root, 'build', 'Makefile')) && statSync(join(root, 'build', 'Makefile')).mtimeMs >= statSync(join(root, 'binding.gyp')).mtimeMs;
   if (!configured || force) run('node-gyp configure', process.execPath, [gyp, 'configure', ...nodeDirArgs()]);
   const seconds = run('node-gyp build', process.execPath, [gyp, 'build', `-j`, jobs, ...nodeDirArgs()]);
   touch(output); // make may find nothing to do; the stamp records that the output is current

@@ -15,7 +15,11 @@ export function fetchNode(major) {
   const platform = process.platform === 'win32' ? 'win' : process.platform;
   const name = `node-${platform}-${process.arch}`;
   const versions = JSON.parse(execFileSync(npm, ['view', `${name}@${major}`, 'version', '--json'], { cwd: root, encoding: 'utf8' }));
-  const newest = (a, b) => b.split('.').map(Number).reduce((order, part, i) => order || part - Number(a.split('.')[i]), 0);
+  const newest = (a, b) =>
+    b
+      .split('.')
+      .map(Number)
+      .reduce((order, part, i) => order || part - Number(a.split('.')[i]), 0);
   const version = [versions].flat().sort(newest)[0];
   const directory = join(root, '.chronoql-node', `${platform}-${process.arch}-${version}`);
   const binary = join(directory, 'package', 'bin', process.platform === 'win32' ? 'node.exe' : 'node');
@@ -24,7 +28,10 @@ export function fetchNode(major) {
     rmSync(partial, { recursive: true, force: true });
     mkdirSync(partial, { recursive: true });
     process.stderr.write(`fetch-node: ${name}@${version} from the npm registry\n`);
-    const tarball = execFileSync(npm, ['pack', `${name}@${version}`, '--silent', '--pack-destination', partial], { cwd: root, encoding: 'utf8' }).trim().split('\n').at(-1);
+    const tarball = execFileSync(npm, ['pack', `${name}@${version}`, '--silent', '--pack-destination', partial], { cwd: root, encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .at(-1);
     execFileSync('tar', ['-xzf', join(partial, tarball), '-C', partial]);
     rmSync(join(partial, tarball));
     rmSync(directory, { recursive: true, force: true });

@@ -59,7 +59,14 @@ if (args.includes('--measure-child')) {
   await embedder.embed(passages);
   const fitted = passages.length / ((performance.now() - t) / 1000);
   process.stdout.write(
-    JSON.stringify({ loadSeconds: +loadSeconds.toFixed(3), rssAfterLoadMb: Math.round(rssMb), passages: passages.length, passagesPerSecond: Math.round(unfitted), fittedPassagesPerSecond: Math.round(fitted), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }) + '\n',
+    JSON.stringify({
+      loadSeconds: +loadSeconds.toFixed(3),
+      rssAfterLoadMb: Math.round(rssMb),
+      passages: passages.length,
+      passagesPerSecond: Math.round(unfitted),
+      fittedPassagesPerSecond: Math.round(fitted),
+      maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    }) + '\n',
   );
   process.exit(0);
 }
@@ -67,6 +74,8 @@ if (args.includes('--measure-child')) {
 const result = await embedders.ensureWordVectorCache(cacheDir, { log });
 log(result.converted ? `built ${cacheDir} in ${result.seconds.toFixed(1)} s` : `${cacheDir} is already up to date`);
 if (args.includes('--measure')) {
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--measure-child', '--dir', cacheDir], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--measure-child', '--dir', cacheDir], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   process.exit(child.status ?? 1);
 }

@@ -43,14 +43,27 @@ let neo4j;
 if (!needsNeo4j) {
   neo4j = { uri: '', user: '', password: '', stop: async () => {} };
 } else if (external) {
-  neo4j = { uri: external, user: process.env.CHRONOQL_TEST_NEO4J_USER ?? 'neo4j', password: process.env.CHRONOQL_TEST_NEO4J_PASSWORD ?? '', stop: async () => {} };
+  neo4j = {
+    uri: external,
+    user: process.env.CHRONOQL_TEST_NEO4J_USER ?? 'neo4j',
+    password: process.env.CHRONOQL_TEST_NEO4J_PASSWORD ?? '',
+    stop: async () => {},
+  };
 } else {
   const { startManagedNeo4j } = await import(join(root, 'dist', 'src', 'neo4jProcess', 'managedNeo4j.js'));
-  neo4j = await startManagedNeo4j({ dataDir: join(root, '.chronoql-test'), heapMb: 1024, javaHome: process.env.JAVA_HOME, environment: process.env, log: (message) => process.stderr.write(`run-tests: ${message}\n`) });
+  neo4j = await startManagedNeo4j({
+    dataDir: join(root, '.chronoql-test'),
+    heapMb: 1024,
+    javaHome: process.env.JAVA_HOME,
+    environment: process.env,
+    log: (message) => process.stderr.write(`run-tests: ${message}\n`),
+  });
 }
 
 const node = nodeMajor ? (await import('./fetch-node.mjs')).fetchNode(nodeMajor) : process.execPath;
-process.stderr.write(`run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}${beside.length ? ` (${beside.length} of them, which never touch the shared store, beside the others)` : ''}\n`);
+process.stderr.write(
+  `run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}${beside.length ? ` (${beside.length} of them, which never touch the shared store, beside the others)` : ''}\n`,
+);
 
 /** Runs `list` under node --test; its output goes to ours as it comes, or, when `held`, all at once at the end. */
 function runFiles(list, held) {

@@ -37,7 +37,10 @@ async function questionsAndStore(options: StoreOptions) {
   if (options.corpusOf) return { items, store: corpusSnapshots(options.corpusOf, contextsAsCorpus(await readQaFile(options.corpusOf)).articles) };
   if (options.snapshots) {
     const manifest = await demoSnapshots(dirname(options.snapshots), basename(options.snapshots));
-    return { items, store: await Promise.all(manifest.map(async (entry) => ({ takenAt: entry.takenAt, source: entry.source, articles: await readSnapshotFile(entry.file) }))) };
+    return {
+      items,
+      store: await Promise.all(manifest.map(async (entry) => ({ takenAt: entry.takenAt, source: entry.source, articles: await readSnapshotFile(entry.file) }))),
+    };
   }
   return { items, store: null };
 }
@@ -50,218 +53,298 @@ function labelEncoder(): Promise<Embedder> {
 }
 
 export function addEvaluationCommands(program: Command): void {
-program
-  .command('eval-retrieval')
-  .description('Recall@1/5/20 and MRR@20 of every search mode on a QA file (JSON Lines: question, answers, context, asOf).')
-  .requiredOption('--qa <file>', 'QA file')
-  .addOption(new Option('--unit <unit>', 'what is retrieved').choices(['PASSAGE', 'SENTENCE']).default('PASSAGE'))
-  .option('--contexts-as-corpus', "use the items' own contexts (one article per distinct text) as the corpus, in a separate data directory (.chronoql-eval)")
-  .addOption(new Option('--split <part>', 'score one half of the questions, split by article (alternating titles)').choices(['tune', 'held-out', 'all']).default('all'))
-  .option('--write-corpus <file>', 'with --contexts-as-corpus: write the contexts as a snapshot file for `chronoql ingest` and stop')
-  .option('--endpoint <url>', 'evaluate a running server (e.g. http://127.0.0.1:4000/graphql) instead of opening a store')
-  .action(async (options: { qa: string; unit: 'PASSAGE' | 'SENTENCE'; contextsAsCorpus?: boolean; split: 'tune' | 'held-out' | 'all'; writeCorpus?: string; endpoint?: string }) => {
-    const { evaluateQaFile } = await import('../evaluationStore.js');
-    const table = await evaluateQaFile(options.qa, {
-      unit: options.unit,
-      contextsAsCorpus: Boolean(options.contextsAsCorpus),
-      split: options.split,
-      writeCorpus: options.writeCorpus,
-      endpoint: options.endpoint,
-      log: cliLog(),
-    });
-    process.stdout.write(table + '\n');
-  });
-
-program
-  .command('train-reader')
-  .description(
-    "Train the extractive reader: write the reader encoder's word states and the word features of a training pool and of both halves of a dev set, then train the head with eval/reader/train_reader.py (PyTorch) and write models/reader.onnx and models/reader.json.",
-  )
-  .option('--train <file>', 'QA file to train on (gold paragraphs)', join(projectRoot(), 'data', 'squad', 'squad-train-pool.jsonl.gz'))
-  .option('--dev <file>', 'QA file whose tune half chooses the epoch and whose held-out half is reported', join(projectRoot(), 'data', 'squad', 'squad-dev-subset.jsonl.gz'))
-  .option('--work <dir>', 'where the prepared data goes (about 1 GB; default <data directory>/reader-training)')
-  .option('--out <dir>', 'where the model goes', join(projectRoot(), 'models'))
-  .option('--python <command>', 'a python3 with PyTorch and NumPy', 'python3')
-  .option('--skip-prepare', 'reuse the data already in --work')
-  .option('--ablation', 'also train the variants that leave one part out')
-  .action(async (given: { train: string; dev: string; work?: string; out: string; python: string; skipPrepare?: boolean; ablation?: boolean }) => {
-    const options = { ...given, work: given.work ?? join(cliConfig().dataDir, 'reader-training') };
-    const { readQaFile, splitByArticle } = await import('../qaFile.js');
-    const { prepareReaderData } = await import('../reader/prepare.js');
-    const { READER_ENCODER } = await import('../../src/qa/reader/spanReader.js');
-    if (!options.skipPrepare) {
-      const dev = await readQaFile(options.dev);
-      const splits = { train: await readQaFile(options.train), tune: splitByArticle(dev, 'tune'), 'held-out': splitByArticle(dev, 'held-out') };
-      for (const [name, items] of Object.entries(splits)) {
-        const prepared = await withProgress(`${name} questions`, (update) =>
-          prepareReaderData(items, { dir: options.work, name, encoder: READER_ENCODER, modelsDir: cliConfig().modelsDir, onProgress: update }),
-        );
-        process.stdout.write(`${name}: ${prepared.questions} questions over ${prepared.passages} paragraphs, ${prepared.withGold} with the answer found as words\n`);
-      }
-    }
-    const { spawn } = await import('node:child_process');
-    const script = join(projectRoot(), 'eval', 'reader', 'train_reader.py');
-    const args = [script, '--data', options.work, '--out', options.out, '--report', 'held-out', ...(options.ablation ? ['--ablation'] : [])];
-    const code = await new Promise<number | null>((resolve, reject) => spawn(options.python, args, { stdio: 'inherit' }).on('error', reject).on('exit', resolve));
-    if (code !== 0) throw new RangeError(`${options.python} ${args.join(' ')} exited with ${code}`);
-  });
-
-program
-  .command('make-time-set')
-  .description(
-    'Build a time-scoped QA set from a QA file with real paragraphs: one answer per paragraph replaced between two dated snapshots, asked before and after the change and with time expressions (answer it with `eval-answers --snapshots DIR/snapshots.json`).',
-  )
-  .requiredOption('--qa <file>', 'QA file with gold paragraphs (e.g. data/squad/squad-dev-subset.jsonl.gz)')
-  .addOption(new Option('--split <part>', 'use one half of it (split by article)').choices(['tune', 'held-out', 'all']).default('held-out'))
-  .option('--paragraphs <n>', 'paragraphs whose answer changes', (v) => Number.parseInt(v, 10), 150)
-  .requiredOption('--out <dir>', 'directory for the snapshots, their manifest and questions.jsonl')
-  .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; paragraphs: number; out: string }) => {
-    const { readQaFile, splitByArticle } = await import('../qaFile.js');
-    const { makeTimeSet } = await import('../timeScoped/makeTimeSet.js');
-    const made = await makeTimeSet(splitByArticle(await readQaFile(options.qa), options.split), { dir: options.out, paragraphs: options.paragraphs, seed: 20261124 });
-    process.stdout.write(`${made.paragraphs} paragraphs, ${made.changed} with a changed answer, ${made.questions} questions → ${options.out}\n`);
-  });
-
-storeOptions(
   program
-    .command('gate-rows')
-    .description("Collect the certainty gate's training rows: every first-round candidate of each question with its features and what it was (right, a stale value, wrong), as JSON Lines.")
-    .requiredOption('--qa <file>', 'QA file (unanswerable questions have "answers": [])')
-    .requiredOption('--out <file>', 'JSON Lines file to write'),
-).action(async (options: StoreOptions & { out: string }) => {
-  const { withEvaluationStore } = await import('../evaluationStore.js');
-  const { collectGateRows } = await import('../gateTraining.js');
-  const { items, store } = await questionsAndStore(options);
-  const source = `${basename(options.qa)}:${options.split}${options.corpusOf ? `@${basename(options.corpusOf)}` : ''}`;
-  const rows = await withEvaluationStore(store, cliLog(), (runtime) =>
-    withProgress('questions', (update) => collectGateRows(runtime.services.answering, items, source, update)),
-  );
-  await writeFile(options.out, rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length > 0 ? '\n' : ''));
-  process.stdout.write(`${rows.length} candidates of ${items.length} questions → ${options.out}\n`);
-});
-
-program
-  .command('train-gate')
-  .description('Train the certainty gate on rows from `chronoql gate-rows`, calibrate it and choose its adoption threshold.')
-  .requiredOption('--rows <files>', 'comma-separated JSON Lines files of gate rows')
-  .option('--fit-only <files>', 'comma-separated row files only to fit on, never to calibrate on (items generated from the facts)')
-  .option('--precision <p>', 'share of adopted answers that must be right on the calibration questions, for facts and for text apart', Number.parseFloat, 0.96)
-  .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'certainty-gate.json'))
-  .action(async (options: { rows: string; fitOnly?: string; precision: number; out: string }) => {
-    const { readJsonLines } = await import('../../src/ingest/jsonLines.js');
-    const { trainGateModel } = await import('../gateTraining.js');
-    const read = async (list: string | undefined): Promise<GateRow[]> =>
-      (await Promise.all((list ?? '').split(',').filter((file) => file.trim() !== '').map(async (file) => (await readJsonLines(file.trim())).parsed.map((line) => line.value as GateRow)))).flat();
-    const [rows, fitOnly] = await Promise.all([read(options.rows), read(options.fitOnly)]);
-    const { model, report } = await trainGateModel(rows, { precision: options.precision, fitOnly });
-    const sources = [...new Set([...rows, ...fitOnly].map((row) => row.source))];
-    const command = `chronoql train-gate --rows ${options.rows}${options.fitOnly ? ` --fit-only ${options.fitOnly}` : ''} --precision ${options.precision}`;
-    await writeJson(options.out, { ...model, provenance: { command, sources, ...report } });
-    printResult({ out: options.out, sources, ...report }, false);
-  });
-
-storeOptions(
-  program
-    .command('eval-answers')
-    .description("EM / F1 / match of `ask` on a QA file: the extractive reader on each item's gold paragraph, and through batchAsk with retrieval per mode, with how far adopted answers can be trusted.")
+    .command('eval-retrieval')
+    .description('Recall@1/5/20 and MRR@20 of every search mode on a QA file (JSON Lines: question, answers, context, asOf).')
     .requiredOption('--qa <file>', 'QA file')
-    .option('--modes <list>', 'retrieval modes for batchAsk, comma-separated', 'NEVER,ALWAYS,GATED,RILM,ADAPTIVE')
-    .option('--without-facts', "leave the graph's facts out of the candidates (measures the passage path alone)")
-    .option('--out <file>', 'JSON result file'),
-).action(async (options: StoreOptions & { modes: string; withoutFacts?: boolean; out?: string }) => {
-  const { answerTable, evaluateAsk, evaluateGoldParagraph, parseRetrievalModes } = await import('../answerEvaluation.js');
-  const { withEvaluationStore } = await import('../evaluationStore.js');
-  const modes = parseRetrievalModes(options.modes);
-  const { items, store } = await questionsAndStore(options);
-  let goldParagraph = null;
-  const withRetrieval = await withEvaluationStore(store, cliLog(), async (runtime) => {
-    const { reader } = runtime.services;
-    if (!options.corpusOf && items.every((item) => item.documents.length > 0)) goldParagraph = await evaluateGoldParagraph(reader, items);
-    const ask = options.withoutFacts
-      ? runtime.askService({ factCandidates: false })
-      : runtime.services.answering;
-    return withProgress('batches', (update) => evaluateAsk(ask, items, modes, update));
-  });
-  const result = { qa: options.qa, split: options.split, corpusOf: options.corpusOf ?? null, snapshots: options.snapshots ?? null, withoutFacts: Boolean(options.withoutFacts), items: items.length, goldParagraph, withRetrieval };
-  if (options.out) await writeJson(options.out, result);
-  const gold = goldParagraph as { exactMatch: number; f1: number } | null;
-  process.stdout.write(
-    `${items.length} questions (${options.qa}, ${options.split})${gold ? `; reader on the gold paragraph: EM ${gold.exactMatch}, F1 ${gold.f1}` : ''}\n${answerTable(withRetrieval)}\n` +
-      (withRetrieval.decision ? `retrieval decision accuracy ${withRetrieval.decision.accuracy.toFixed(3)}\n` : '') +
-      (options.out ? `details (types, reliability diagram) in ${options.out}\n` : ''),
-  );
-});
+    .addOption(new Option('--unit <unit>', 'what is retrieved').choices(['PASSAGE', 'SENTENCE']).default('PASSAGE'))
+    .option('--contexts-as-corpus', "use the items' own contexts (one article per distinct text) as the corpus, in a separate data directory (.chronoql-eval)")
+    .addOption(
+      new Option('--split <part>', 'score one half of the questions, split by article (alternating titles)')
+        .choices(['tune', 'held-out', 'all'])
+        .default('all'),
+    )
+    .option('--write-corpus <file>', 'with --contexts-as-corpus: write the contexts as a snapshot file for `chronoql ingest` and stop')
+    .option('--endpoint <url>', 'evaluate a running server (e.g. http://127.0.0.1:4000/graphql) instead of opening a store')
+    .action(
+      async (options: {
+        qa: string;
+        unit: 'PASSAGE' | 'SENTENCE';
+        contextsAsCorpus?: boolean;
+        split: 'tune' | 'held-out' | 'all';
+        writeCorpus?: string;
+        endpoint?: string;
+      }) => {
+        const { evaluateQaFile } = await import('../evaluationStore.js');
+        const table = await evaluateQaFile(options.qa, {
+          unit: options.unit,
+          contextsAsCorpus: Boolean(options.contextsAsCorpus),
+          split: options.split,
+          writeCorpus: options.writeCorpus,
+          endpoint: options.endpoint,
+          log: cliLog(),
+        });
+        process.stdout.write(table + '\n');
+      },
+    );
 
-program
-  .command('train-relations')
-  .description('Train the sentence relation classifier (entailment / contradiction / neutral) on controlled edits of the demo corpus sentences.')
-  .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'sentence-relations.json'))
-  .action(async (options: { out: string }) => {
-    const { splitSentences } = await import('../../src/ingest/sentenceSplitter.js');
-    const { relationTrainingPairs, trainRelationClassifier } = await import('../relationTraining.js');
-    const { embedTextsWith } = await import('../../src/ingest/growoverLabeler.js');
-    const articles = new Map<string, string[]>();
-    for (const snapshot of await demoSnapshots()) {
-      for (const article of await readSnapshotFile(snapshot.file)) {
-        const sentences = new Set([...(articles.get(article.id) ?? []), ...splitSentences(article.text).map((s) => s.text)]);
-        articles.set(article.id, [...sentences]);
-      }
-    }
-    const pairs = relationTrainingPairs([...articles.values()]);
-    const embedder = await labelEncoder();
-    try {
-      const trained = await trainRelationClassifier(pairs, embedTextsWith(embedder));
-      await writeJson(options.out, { ...trained.model, provenance: { command: 'chronoql train-relations', embedder: embedder.id, pairs: trained.counts } });
-      process.stdout.write(`relation classifier: ${pairs.length} pairs ${JSON.stringify(trained.counts)}, loss ${trained.loss.toFixed(4)} → ${options.out}\n`);
-    } finally {
-      await embedder.close?.();
-    }
-  });
-
-program
-  .command('eval-labeling')
-  .description(
-    'Precision, recall, F1 and confusion of the exact-match and GrowOVER sentence labelers on labeled sentence pairs, and the false-change filter on labeled fact pairs; or, with --controlled-edits, on controlled edits of the SQuAD paragraphs (eval/controlledEdits.ts).',
-  )
-  .option('--sentences <file>', 'labeled sentence pairs', join(projectRoot(), 'test', 'fixtures', 'sentence-pairs.jsonl'))
-  .option('--facts <file>', 'labeled fact pairs', join(projectRoot(), 'test', 'fixtures', 'fact-pairs.jsonl'))
-  .addOption(new Option('--split <part>', 'which cases (demo cases alternate; hand-edited cases are held out; controlled edits: halves by article title)').choices(['tune', 'held-out', 'all']).default('held-out'))
-  .option('--controlled-edits', 'label controlled edits of the SQuAD paragraphs instead of the labeled pairs')
-  .option('--paragraphs <files>', 'with --controlled-edits: comma-separated QA files whose paragraphs are edited', [join(projectRoot(), 'data', 'squad', 'squad-train-pool.jsonl.gz'), join(projectRoot(), 'data', 'squad', 'squad-dev-subset.jsonl.gz')].join(','))
-  .option('--limit <n>', 'with --controlled-edits: at most this many paragraphs per half', (v) => Number.parseInt(v, 10))
-  .option('--seed <n>', 'with --controlled-edits: the edits\' seed', (v) => Number.parseInt(v, 10))
-  .option('--json', 'print JSON')
-  .action(async (options: { sentences: string; facts: string; split: 'tune' | 'held-out' | 'all'; controlledEdits?: boolean; paragraphs: string; limit?: number; seed?: number; json?: boolean }) => {
-    const evaluation = await import('../labelingEvaluation.js');
-    const { ExactMatchLabeler } = await import('../../src/ingest/sentenceLabeler.js');
-    const { GrowOverLabeler, embedTextsWith } = await import('../../src/ingest/growoverLabeler.js');
-    const embedder = await labelEncoder();
-    try {
-      const labelers = [new ExactMatchLabeler(), new GrowOverLabeler({ embed: embedTextsWith(embedder) })];
-      if (options.controlledEdits) {
-        const edits = await import('../controlledEdits.js');
-        const paragraphs = await edits.readParagraphs(options.paragraphs.split(',').map((file) => file.trim()));
-        const seed = options.seed ?? edits.DEFAULT_EDIT_SEED;
-        const halves = options.split === 'all' ? (['tune', 'held-out'] as const) : [options.split];
-        const results: Record<string, unknown> = {};
-        for (const half of halves) {
-          const cases = edits.controlledEditCases(paragraphs, half, { seed, limit: options.limit });
-          // Loading the encoder and the annotator is not labeling: warm them before the timed runs.
-          if (cases[0]) await new GrowOverLabeler({ embed: embedTextsWith(embedder) }).label(cases[0].old.map((text, i) => ({ id: String(i), text, startsParagraph: i === 0 })), cases[0].new.map((text, i) => ({ text, startsParagraph: i === 0 })));
-          const sentences = [];
-          for (const labeler of labelers) sentences.push(await edits.evaluateControlledEdits(labeler, cases));
-          results[half] = { split: half, seed, cases: cases.length, articles: new Set(cases.map((c) => c.title)).size, kinds: edits.kindCounts(cases), sentences };
+  program
+    .command('train-reader')
+    .description(
+      "Train the extractive reader: write the reader encoder's word states and the word features of a training pool and of both halves of a dev set, then train the head with eval/reader/train_reader.py (PyTorch) and write models/reader.onnx and models/reader.json.",
+    )
+    .option('--train <file>', 'QA file to train on (gold paragraphs)', join(projectRoot(), 'data', 'squad', 'squad-train-pool.jsonl.gz'))
+    .option(
+      '--dev <file>',
+      'QA file whose tune half chooses the epoch and whose held-out half is reported',
+      join(projectRoot(), 'data', 'squad', 'squad-dev-subset.jsonl.gz'),
+    )
+    .option('--work <dir>', 'where the prepared data goes (about 1 GB; default <data directory>/reader-training)')
+    .option('--out <dir>', 'where the model goes', join(projectRoot(), 'models'))
+    .option('--python <command>', 'a python3 with PyTorch and NumPy', 'python3')
+    .option('--skip-prepare', 'reuse the data already in --work')
+    .option('--ablation', 'also train the variants that leave one part out')
+    .action(async (given: { train: string; dev: string; work?: string; out: string; python: string; skipPrepare?: boolean; ablation?: boolean }) => {
+      const options = { ...given, work: given.work ?? join(cliConfig().dataDir, 'reader-training') };
+      const { readQaFile, splitByArticle } = await import('../qaFile.js');
+      const { prepareReaderData } = await import('../reader/prepare.js');
+      const { READER_ENCODER } = await import('../../src/qa/reader/spanReader.js');
+      if (!options.skipPrepare) {
+        const dev = await readQaFile(options.dev);
+        const splits = { train: await readQaFile(options.train), tune: splitByArticle(dev, 'tune'), 'held-out': splitByArticle(dev, 'held-out') };
+        for (const [name, items] of Object.entries(splits)) {
+          const prepared = await withProgress(`${name} questions`, (update) =>
+            prepareReaderData(items, { dir: options.work, name, encoder: READER_ENCODER, modelsDir: cliConfig().modelsDir, onProgress: update }),
+          );
+          process.stdout.write(
+            `${name}: ${prepared.questions} questions over ${prepared.passages} paragraphs, ${prepared.withGold} with the answer found as words\n`,
+          );
         }
-        printResult({ controlledEdits: true, embedder: embedder.id, ...results }, options.json);
-        return;
       }
-      const cases = evaluation.splitCases(await evaluation.readSentenceCases(options.sentences), options.split);
-      const sentences = [];
-      for (const labeler of labelers) sentences.push(await evaluation.evaluateLabeler(labeler, cases));
-      const facts = evaluation.evaluateFactPairs(await evaluation.readFactPairs(options.facts));
-      printResult({ split: options.split, embedder: embedder.id, sentences, facts }, options.json);
-    } finally {
-      await embedder.close?.();
-    }
+      const { spawn } = await import('node:child_process');
+      const script = join(projectRoot(), 'eval', 'reader', 'train_reader.py');
+      const args = [script, '--data', options.work, '--out', options.out, '--report', 'held-out', ...(options.ablation ? ['--ablation'] : [])];
+      const code = await new Promise<number | null>((resolve, reject) =>
+        spawn(options.python, args, { stdio: 'inherit' }).on('error', reject).on('exit', resolve),
+      );
+      if (code !== 0) throw new RangeError(`${options.python} ${args.join(' ')} exited with ${code}`);
+    });
+
+  program
+    .command('make-time-set')
+    .description(
+      'Build a time-scoped QA set from a QA file with real paragraphs: one answer per paragraph replaced between two dated snapshots, asked before and after the change and with time expressions (answer it with `eval-answers --snapshots DIR/snapshots.json`).',
+    )
+    .requiredOption('--qa <file>', 'QA file with gold paragraphs (e.g. data/squad/squad-dev-subset.jsonl.gz)')
+    .addOption(new Option('--split <part>', 'use one half of it (split by article)').choices(['tune', 'held-out', 'all']).default('held-out'))
+    .option('--paragraphs <n>', 'paragraphs whose answer changes', (v) => Number.parseInt(v, 10), 150)
+    .requiredOption('--out <dir>', 'directory for the snapshots, their manifest and questions.jsonl')
+    .action(async (options: { qa: string; split: 'tune' | 'held-out' | 'all'; paragraphs: number; out: string }) => {
+      const { readQaFile, splitByArticle } = await import('../qaFile.js');
+      const { makeTimeSet } = await import('../timeScoped/makeTimeSet.js');
+      const made = await makeTimeSet(splitByArticle(await readQaFile(options.qa), options.split), {
+        dir: options.out,
+        paragraphs: options.paragraphs,
+        seed: 20261124,
+      });
+      process.stdout.write(`${made.paragraphs} paragraphs, ${made.changed} with a changed answer, ${made.questions} questions → ${options.out}\n`);
+    });
+
+  storeOptions(
+    program
+      .command('gate-rows')
+      .description(
+        "Collect the certainty gate's training rows: every first-round candidate of each question with its features and what it was (right, a stale value, wrong), as JSON Lines.",
+      )
+      .requiredOption('--qa <file>', 'QA file (unanswerable questions have "answers": [])')
+      .requiredOption('--out <file>', 'JSON Lines file to write'),
+  ).action(async (options: StoreOptions & { out: string }) => {
+    const { withEvaluationStore } = await import('../evaluationStore.js');
+    const { collectGateRows } = await import('../gateTraining.js');
+    const { items, store } = await questionsAndStore(options);
+    const source = `${basename(options.qa)}:${options.split}${options.corpusOf ? `@${basename(options.corpusOf)}` : ''}`;
+    const rows = await withEvaluationStore(store, cliLog(), (runtime) =>
+      withProgress('questions', (update) => collectGateRows(runtime.services.answering, items, source, update)),
+    );
+    await writeFile(options.out, rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length > 0 ? '\n' : ''));
+    process.stdout.write(`${rows.length} candidates of ${items.length} questions → ${options.out}\n`);
   });
+
+  program
+    .command('train-gate')
+    .description('Train the certainty gate on rows from `chronoql gate-rows`, calibrate it and choose its adoption threshold.')
+    .requiredOption('--rows <files>', 'comma-separated JSON Lines files of gate rows')
+    .option('--fit-only <files>', 'comma-separated row files only to fit on, never to calibrate on (items generated from the facts)')
+    .option(
+      '--precision <p>',
+      'share of adopted answers that must be right on the calibration questions, for facts and for text apart',
+      Number.parseFloat,
+      0.96,
+    )
+    .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'certainty-gate.json'))
+    .action(async (options: { rows: string; fitOnly?: string; precision: number; out: string }) => {
+      const { readJsonLines } = await import('../../src/ingest/jsonLines.js');
+      const { trainGateModel } = await import('../gateTraining.js');
+      const read = async (list: string | undefined): Promise<GateRow[]> =>
+        (
+          await Promise.all(
+            (list ?? '')
+              .split(',')
+              .filter((file) => file.trim() !== '')
+              .map(async (file) => (await readJsonLines(file.trim())).parsed.map((line) => line.value as GateRow)),
+          )
+        ).flat();
+      const [rows, fitOnly] = await Promise.all([read(options.rows), read(options.fitOnly)]);
+      const { model, report } = await trainGateModel(rows, { precision: options.precision, fitOnly });
+      const sources = [...new Set([...rows, ...fitOnly].map((row) => row.source))];
+      const command = `chronoql train-gate --rows ${options.rows}${options.fitOnly ? ` --fit-only ${options.fitOnly}` : ''} --precision ${options.precision}`;
+      await writeJson(options.out, { ...model, provenance: { command, sources, ...report } });
+      printResult({ out: options.out, sources, ...report }, false);
+    });
+
+  storeOptions(
+    program
+      .command('eval-answers')
+      .description(
+        "EM / F1 / match of `ask` on a QA file: the extractive reader on each item's gold paragraph, and through batchAsk with retrieval per mode, with how far adopted answers can be trusted.",
+      )
+      .requiredOption('--qa <file>', 'QA file')
+      .option('--modes <list>', 'retrieval modes for batchAsk, comma-separated', 'NEVER,ALWAYS,GATED,RILM,ADAPTIVE')
+      .option('--without-facts', "leave the graph's facts out of the candidates (measures the passage path alone)")
+      .option('--out <file>', 'JSON result file'),
+  ).action(async (options: StoreOptions & { modes: string; withoutFacts?: boolean; out?: string }) => {
+    const { answerTable, evaluateAsk, evaluateGoldParagraph, parseRetrievalModes } = await import('../answerEvaluation.js');
+    const { withEvaluationStore } = await import('../evaluationStore.js');
+    const modes = parseRetrievalModes(options.modes);
+    const { items, store } = await questionsAndStore(options);
+    let goldParagraph = null;
+    const withRetrieval = await withEvaluationStore(store, cliLog(), async (runtime) => {
+      const { reader } = runtime.services;
+      if (!options.corpusOf && items.every((item) => item.documents.length > 0)) goldParagraph = await evaluateGoldParagraph(reader, items);
+      const ask = options.withoutFacts ? runtime.askService({ factCandidates: false }) : runtime.services.answering;
+      return withProgress('batches', (update) => evaluateAsk(ask, items, modes, update));
+    });
+    const result = {
+      qa: options.qa,
+      split: options.split,
+      corpusOf: options.corpusOf ?? null,
+      snapshots: options.snapshots ?? null,
+      withoutFacts: Boolean(options.withoutFacts),
+      items: items.length,
+      goldParagraph,
+      withRetrieval,
+    };
+    if (options.out) await writeJson(options.out, result);
+    const gold = goldParagraph as { exactMatch: number; f1: number } | null;
+    process.stdout.write(
+      `${items.length} questions (${options.qa}, ${options.split})${gold ? `; reader on the gold paragraph: EM ${gold.exactMatch}, F1 ${gold.f1}` : ''}\n${answerTable(withRetrieval)}\n` +
+        (withRetrieval.decision ? `retrieval decision accuracy ${withRetrieval.decision.accuracy.toFixed(3)}\n` : '') +
+        (options.out ? `details (types, reliability diagram) in ${options.out}\n` : ''),
+    );
+  });
+
+  program
+    .command('train-relations')
+    .description('Train the sentence relation classifier (entailment / contradiction / neutral) on controlled edits of the demo corpus sentences.')
+    .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'sentence-relations.json'))
+    .action(async (options: { out: string }) => {
+      const { splitSentences } = await import('../../src/ingest/sentenceSplitter.js');
+      const { relationTrainingPairs, trainRelationClassifier } = await import('../relationTraining.js');
+      const { embedTextsWith } = await import('../../src/ingest/growoverLabeler.js');
+      const articles = new Map<string, string[]>();
+      for (const snapshot of await demoSnapshots()) {
+        for (const article of await readSnapshotFile(snapshot.file)) {
+          const sentences = new Set([...(articles.get(article.id) ?? []), ...splitSentences(article.text).map((s) => s.text)]);
+          articles.set(article.id, [...sentences]);
+        }
+      }
+      const pairs = relationTrainingPairs([...articles.values()]);
+      const embedder = await labelEncoder();
+      try {
+        const trained = await trainRelationClassifier(pairs, embedTextsWith(embedder));
+        await writeJson(options.out, { ...trained.model, provenance: { command: 'chronoql train-relations', embedder: embedder.id, pairs: trained.counts } });
+        process.stdout.write(
+          `relation classifier: ${pairs.length} pairs ${JSON.stringify(trained.counts)}, loss ${trained.loss.toFixed(4)} → ${options.out}\n`,
+        );
+      } finally {
+        await embedder.close?.();
+      }
+    });
+
+  program
+    .command('eval-labeling')
+    .description(
+      'Precision, recall, F1 and confusion of the exact-match and GrowOVER sentence labelers on labeled sentence pairs, and the false-change filter on labeled fact pairs; or, with --controlled-edits, on controlled edits of the SQuAD paragraphs (eval/controlledEdits.ts).',
+    )
+    .option('--sentences <file>', 'labeled sentence pairs', join(projectRoot(), 'test', 'fixtures', 'sentence-pairs.jsonl'))
+    .option('--facts <file>', 'labeled fact pairs', join(projectRoot(), 'test', 'fixtures', 'fact-pairs.jsonl'))
+    .addOption(
+      new Option('--split <part>', 'which cases (demo cases alternate; hand-edited cases are held out; controlled edits: halves by article title)')
+        .choices(['tune', 'held-out', 'all'])
+        .default('held-out'),
+    )
+    .option('--controlled-edits', 'label controlled edits of the SQuAD paragraphs instead of the labeled pairs')
+    .option(
+      '--paragraphs <files>',
+      'with --controlled-edits: comma-separated QA files whose paragraphs are edited',
+      [join(projectRoot(), 'data', 'squad', 'squad-train-pool.jsonl.gz'), join(projectRoot(), 'data', 'squad', 'squad-dev-subset.jsonl.gz')].join(','),
+    )
+    .option('--limit <n>', 'with --controlled-edits: at most this many paragraphs per half', (v) => Number.parseInt(v, 10))
+    .option('--seed <n>', "with --controlled-edits: the edits' seed", (v) => Number.parseInt(v, 10))
+    .option('--json', 'print JSON')
+    .action(
+      async (options: {
+        sentences: string;
+        facts: string;
+        split: 'tune' | 'held-out' | 'all';
+        controlledEdits?: boolean;
+        paragraphs: string;
+        limit?: number;
+        seed?: number;
+        json?: boolean;
+      }) => {
+        const evaluation = await import('../labelingEvaluation.js');
+        const { ExactMatchLabeler } = await import('../../src/ingest/sentenceLabeler.js');
+        const { GrowOverLabeler, embedTextsWith } = await import('../../src/ingest/growoverLabeler.js');
+        const embedder = await labelEncoder();
+        try {
+          const labelers = [new ExactMatchLabeler(), new GrowOverLabeler({ embed: embedTextsWith(embedder) })];
+          if (options.controlledEdits) {
+            const edits = await import('../controlledEdits.js');
+            const paragraphs = await edits.readParagraphs(options.paragraphs.split(',').map((file) => file.trim()));
+            const seed = options.seed ?? edits.DEFAULT_EDIT_SEED;
+            const halves = options.split === 'all' ? (['tune', 'held-out'] as const) : [options.split];
+            const results: Record<string, unknown> = {};
+            for (const half of halves) {
+              const cases = edits.controlledEditCases(paragraphs, half, { seed, limit: options.limit });
+              // Loading the encoder and the annotator is not labeling: warm them before the timed runs.
+              if (cases[0])
+                await new GrowOverLabeler({ embed: embedTextsWith(embedder) }).label(
+                  cases[0].old.map((text, i) => ({ id: String(i), text, startsParagraph: i === 0 })),
+                  cases[0].new.map((text, i) => ({ text, startsParagraph: i === 0 })),
+                );
+              const sentences = [];
+              for (const labeler of labelers) sentences.push(await edits.evaluateControlledEdits(labeler, cases));
+              results[half] = {
+                split: half,
+                seed,
+                cases: cases.length,
+                articles: new Set(cases.map((c) => c.title)).size,
+                kinds: edits.kindCounts(cases),
+                sentences,
+              };
+            }
+            printResult({ controlledEdits: true, embedder: embedder.id, ...results }, options.json);
+            return;
+          }
+          const cases = evaluation.splitCases(await evaluation.readSentenceCases(options.sentences), options.split);
+          const sentences = [];
+          for (const labeler of labelers) sentences.push(await evaluation.evaluateLabeler(labeler, cases));
+          const facts = evaluation.evaluateFactPairs(await evaluation.readFactPairs(options.facts));
+          printResult({ split: options.split, embedder: embedder.id, sentences, facts }, options.json);
+        } finally {
+          await embedder.close?.();
+        }
+      },
+    );
 }

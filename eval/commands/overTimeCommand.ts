@@ -15,7 +15,8 @@ async function storeItems(runtime: Runtime): Promise<{ items: TimedItem[]; snaps
   const repository = runtime.services.benchmarkItems;
   const snapshots = await repository.snapshots();
   const unmaintained = snapshots.filter((snapshot) => !snapshot.maintained).map((snapshot) => snapshot.id);
-  if (unmaintained.length > 0) throw new RangeError(`the benchmark of ${unmaintained.join(', ')} is not maintained yet: run \`chronoql benchmark build\` first`);
+  if (unmaintained.length > 0)
+    throw new RangeError(`the benchmark of ${unmaintained.join(', ')} is not maintained yet: run \`chronoql benchmark build\` first`);
   const items: TimedItem[] = [];
   for (const snapshot of snapshots) {
     for (const line of await exportLines(repository, { asOf: snapshot.takenAt, kinds: STORE_KINDS, types: null })) {
@@ -34,7 +35,9 @@ async function storeItems(runtime: Runtime): Promise<{ items: TimedItem[]; snaps
       });
     }
   }
-  const sizes = (await repository.sizes()).filter((row) => STORE_KINDS.includes(row.kind)).map((row) => ({ snapshot: isoDay(row.takenAt), kind: row.kind, type: row.type, count: row.count }));
+  const sizes = (await repository.sizes())
+    .filter((row) => STORE_KINDS.includes(row.kind))
+    .map((row) => ({ snapshot: isoDay(row.takenAt), kind: row.kind, type: row.type, count: row.count }));
   return { items, snapshots: snapshots.map((snapshot) => isoDay(snapshot.takenAt)), sizes };
 }
 
@@ -47,7 +50,7 @@ export function addOverTimeCommand(program: Command): void {
     .option('--qa <file>', 'a QA file instead of the stored benchmark (its asOf dates are the snapshots)')
     .option('--modes <list>', 'retrieval modes, comma-separated (NEVER with ADAPTIVE gives the decision accuracy)', 'NEVER,ALWAYS,GATED,ADAPTIVE')
     .option('--out <file>', 'JSON result file')
-    .option('--report <dir>', 'write SVG charts and an HTML page there, and publish them at the server\'s /reports')
+    .option('--report <dir>', "write SVG charts and an HTML page there, and publish them at the server's /reports")
     .action(async (options: { qa?: string; modes: string; out?: string; report?: string }) => {
       const { parseRetrievalModes } = await import('../answerEvaluation.js');
       const modes = parseRetrievalModes(options.modes);
@@ -63,9 +66,12 @@ export function addOverTimeCommand(program: Command): void {
           chosen = { items, snapshots: [...new Set(items.map((item) => item.snapshot))].sort(), sizes: sizesOf(items) };
         } else {
           chosen = await storeItems(runtime);
-          if (chosen.items.length === 0) throw new RangeError('the store holds no benchmark items: ingest a snapshot (or run `chronoql benchmark build`) first');
+          if (chosen.items.length === 0)
+            throw new RangeError('the store holds no benchmark items: ingest a snapshot (or run `chronoql benchmark build`) first');
         }
-        return withProgress('batches', (update) => evaluateOverTime(runtime.services.answering, chosen.items, { modes, snapshots: chosen.snapshots, sizes: chosen.sizes, source, onProgress: update }));
+        return withProgress('batches', (update) =>
+          evaluateOverTime(runtime.services.answering, chosen.items, { modes, snapshots: chosen.snapshots, sizes: chosen.sizes, source, onProgress: update }),
+        );
       });
       process.stdout.write(`${table4Markdown(result)}\n\n${sizesMarkdown(result)}\n`);
       if (options.out) await writeJson(options.out, result);

@@ -87,7 +87,11 @@ function benchmarkSize(result: EvaluationOverTime): TopLevelSpec | null {
 function reliabilityDiagram(result: EvaluationOverTime): TopLevelSpec | null {
   const modes = result.reliability
     // Copies, because vega tags every data object it is given with an id of its own.
-    .map(({ mode, ece, bins }) => ({ mode, ece, bins: bins.filter((bin) => bin.answers > 0).map(({ meanReliable, accuracy, answers }) => ({ meanReliable, accuracy, answers })) }))
+    .map(({ mode, ece, bins }) => ({
+      mode,
+      ece,
+      bins: bins.filter((bin) => bin.answers > 0).map(({ meanReliable, accuracy, answers }) => ({ meanReliable, accuracy, answers })),
+    }))
     .filter(({ bins }) => bins.length > 0);
   if (modes.length === 0) return null;
   const unit = { type: 'quantitative' as const, scale: { domain: [0, 1] }, axis: { tickCount: 5 } };
@@ -99,7 +103,12 @@ function reliabilityDiagram(result: EvaluationOverTime): TopLevelSpec | null {
       height: 200,
       layer: [
         {
-          data: { values: [{ p: 0, right: 0 }, { p: 1, right: 1 }] },
+          data: {
+            values: [
+              { p: 0, right: 0 },
+              { p: 1, right: 1 },
+            ],
+          },
           mark: { type: 'line', strokeDash: [4, 4], color: '#999', strokeWidth: 1 },
           encoding: { x: { ...unit, field: 'p', title: 'mean p(reliable)' }, y: { ...unit, field: 'right', title: 'accuracy' } },
         },
@@ -153,8 +162,18 @@ function adoptedF1(result: EvaluationOverTime): TopLevelSpec | null {
 }
 
 const CHARTS: Array<{ file: string; title: string; subtitle: string; build: (result: EvaluationOverTime) => TopLevelSpec | null }> = [
-  { file: 'f1-over-snapshots.svg', title: 'F1 per mode across snapshots', subtitle: 'token F1 of the answers, one panel per item type (ALL: every item)', build: f1OverSnapshots },
-  { file: 'benchmark-size.svg', title: 'Benchmark size per snapshot', subtitle: 'items of every kind, by how their evidence changed since the previous snapshot', build: benchmarkSize },
+  {
+    file: 'f1-over-snapshots.svg',
+    title: 'F1 per mode across snapshots',
+    subtitle: 'token F1 of the answers, one panel per item type (ALL: every item)',
+    build: f1OverSnapshots,
+  },
+  {
+    file: 'benchmark-size.svg',
+    title: 'Benchmark size per snapshot',
+    subtitle: 'items of every kind, by how their evidence changed since the previous snapshot',
+    build: benchmarkSize,
+  },
   {
     file: 'reliability.svg',
     title: 'Reliability of the certainty gate',

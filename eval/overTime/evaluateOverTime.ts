@@ -45,7 +45,9 @@ function conversationsOf(items: readonly TimedItem[]): Turn[][] {
 /** Whether the documents retrieved for a question hold (or are part of) one of its evidence texts. */
 export function retrievedEvidence(result: AnswerResult, evidence: readonly string[]): boolean {
   const wanted = evidence.map(normalizeAnswer).filter(Boolean);
-  const found = [...result.rounds.flatMap((round) => round.hits), ...result.candidates.map((candidate) => candidate.evidence)].map((hit) => normalizeAnswer(hit.text));
+  const found = [...result.rounds.flatMap((round) => round.hits), ...result.candidates.map((candidate) => candidate.evidence)].map((hit) =>
+    normalizeAnswer(hit.text),
+  );
   return found.some((text) => text !== '' && wanted.some((want) => text.includes(want) || want.includes(text)));
 }
 
@@ -66,7 +68,8 @@ export function scoreCell(
   });
   const adopted = rows.filter(({ result }) => result.adopted);
   const notAdopted = rows.filter(({ result }) => !result.adopted);
-  const f1Of = (subset: typeof rows): number | null => (subset.length === 0 ? null : scoreAnswers(subset.map(({ item, result }) => ({ prediction: result.guess ?? '', answers: item.answers }))).f1);
+  const f1Of = (subset: typeof rows): number | null =>
+    subset.length === 0 ? null : scoreAnswers(subset.map(({ item, result }) => ({ prediction: result.guess ?? '', answers: item.answers }))).f1;
   const turns = rows.filter(({ item }) => item.kind === 'DIALOGUE_TURN');
   return {
     ...key,
@@ -79,7 +82,10 @@ export function scoreCell(
     adopted: adopted.length,
     adoptedF1: f1Of(adopted),
     notAdoptedF1: f1Of(notAdopted),
-    bleu: turns.length === 0 ? null : Number(corpusBleu(turns.map(({ item, result }) => ({ hypothesis: result.guess ?? '', reference: item.answers[0] ?? '' }))).toFixed(2)),
+    bleu:
+      turns.length === 0
+        ? null
+        : Number(corpusBleu(turns.map(({ item, result }) => ({ hypothesis: result.guess ?? '', reference: item.answers[0] ?? '' }))).toFixed(2)),
   };
 }
 
@@ -100,7 +106,13 @@ export function sizesOf(items: readonly TimedItem[]): BenchmarkSize[] {
 export async function evaluateOverTime(
   ask: AskService,
   items: readonly TimedItem[],
-  options: { modes: readonly RetrievalMode[]; snapshots: readonly string[]; sizes: BenchmarkSize[]; source: string; onProgress?: (done: number, total: number) => void },
+  options: {
+    modes: readonly RetrievalMode[];
+    snapshots: readonly string[];
+    sizes: BenchmarkSize[];
+    source: string;
+    onProgress?: (done: number, total: number) => void;
+  },
 ): Promise<EvaluationOverTime> {
   const total = Math.ceil(items.length / BATCH) * options.modes.length;
   let done = 0;
@@ -145,7 +157,9 @@ export async function evaluateOverTime(
     sizes: options.sizes,
     reliability: options.modes.map((mode) => {
       const results = answers.get(mode)!;
-      const pairs = results.flatMap((result, i) => (result.certainty ? [{ p: result.certainty.reliable, right: isCorrect(result.guess, items[i]!.answers) }] : []));
+      const pairs = results.flatMap((result, i) =>
+        result.certainty ? [{ p: result.certainty.reliable, right: isCorrect(result.guess, items[i]!.answers) }] : [],
+      );
       return { mode, ...reliability(pairs) };
     }),
   };

@@ -113,7 +113,12 @@ export async function publishReport(written: string, published: string): Promise
   const target = resolve(published);
   const existing = await readdir(target).catch(() => null);
   if (existing && existing.length > 0 && !existing.every((name) => name === 'index.html' || name === 'result.json' || name.endsWith('.svg'))) {
-    throw new RangeError(`${target} holds files other than a report (${existing.filter((name) => !name.endsWith('.svg')).slice(0, 3).join(', ')}…); set CHRONOQL_REPORTS_DIR to a directory of its own`);
+    throw new RangeError(
+      `${target} holds files other than a report (${existing
+        .filter((name) => !name.endsWith('.svg'))
+        .slice(0, 3)
+        .join(', ')}…); set CHRONOQL_REPORTS_DIR to a directory of its own`,
+    );
   }
   const fresh = `${target}.new-${process.pid}`;
   const old = `${target}.old-${process.pid}`;

@@ -68,7 +68,10 @@ function markdownTable(header: string[], rows: string[][], numeric: (column: num
  */
 export function table4Markdown(result: EvaluationOverTime): string {
   const rows = table4Blocks(result).flatMap(({ type, rows: modes }) => modes.map(({ mode, cells }, i) => [i === 0 ? type : '', mode, ...cells]));
-  return `EM / F1 (%) per item type, mode and snapshot; ${NOT_MEASURED} where there were no items.\n\n` + markdownTable(['Type', 'Mode', ...result.snapshots], rows, (column) => column >= 2);
+  return (
+    `EM / F1 (%) per item type, mode and snapshot; ${NOT_MEASURED} where there were no items.\n\n` +
+    markdownTable(['Type', 'Mode', ...result.snapshots], rows, (column) => column >= 2)
+  );
 }
 
 /** GrowOVER's Table 13: benchmark items per snapshot and type. */

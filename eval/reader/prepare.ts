@@ -54,11 +54,13 @@ class FloatFile {
   }
 
   close(): Promise<void> {
-    return new Promise((resolve, reject) => this.stream.end((error?: Error | null) => {
-      const failed = error ?? this.failure;
-      if (failed) reject(failed);
-      else resolve();
-    }));
+    return new Promise((resolve, reject) =>
+      this.stream.end((error?: Error | null) => {
+        const failed = error ?? this.failure;
+        if (failed) reject(failed);
+        else resolve();
+      }),
+    );
   }
 }
 
@@ -117,7 +119,15 @@ export async function prepareReaderData(
   }
   await writeFile(
     join(options.dir, `${options.name}.json`),
-    JSON.stringify({ encoder: options.encoder, dimension: encoder.dimension, wordFeatures: WORD_FEATURES, questionFeatures: QUESTION_FEATURES, maxSpanWords: MAX_SPAN_WORDS, passages: passageWords, items: index }),
+    JSON.stringify({
+      encoder: options.encoder,
+      dimension: encoder.dimension,
+      wordFeatures: WORD_FEATURES,
+      questionFeatures: QUESTION_FEATURES,
+      maxSpanWords: MAX_SPAN_WORDS,
+      passages: passageWords,
+      items: index,
+    }),
   );
   return { name: options.name, questions: index.length, withGold: index.filter((item) => item.gold.length > 0).length, passages: passageWords.length };
 }

@@ -44,7 +44,10 @@ export interface TimeSetItem {
 }
 
 /** Writes snapshot-<date>.jsonl (two), snapshots.json and questions.jsonl into `dir`; returns counts. */
-export async function makeTimeSet(items: readonly QaItem[], options: { dir: string; paragraphs: number; seed: number }): Promise<{ paragraphs: number; changed: number; questions: number }> {
+export async function makeTimeSet(
+  items: readonly QaItem[],
+  options: { dir: string; paragraphs: number; seed: number },
+): Promise<{ paragraphs: number; changed: number; questions: number }> {
   const random = seededRandom(options.seed);
   const byParagraph = new Map<string, QaItem[]>();
   for (const item of items) {
@@ -67,7 +70,9 @@ export async function makeTimeSet(items: readonly QaItem[], options: { dir: stri
       const answer = item.answers[0]!;
       const shape = shapeOf(answer);
       if (!shape || occurrences(text, answer) !== 1 || item.question.includes(answer)) continue;
-      const candidates = (pool.get(shape) ?? []).filter((other) => other.answer !== answer && !text.includes(other.answer) && !item.question.includes(other.answer));
+      const candidates = (pool.get(shape) ?? []).filter(
+        (other) => other.answer !== answer && !text.includes(other.answer) && !item.question.includes(other.answer),
+      );
       const sameArticle = candidates.filter((other) => other.title === item.documents[0]!.title);
       const from = sameArticle.length > 0 ? sameArticle : candidates;
       if (from.length === 0) continue;
@@ -77,7 +82,12 @@ export async function makeTimeSet(items: readonly QaItem[], options: { dir: stri
     }
   }
   const articleId = (text: string, title: string): string => `${title} ¶${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
-  const firstSnapshot = paragraphs.map(([text, questions]) => ({ id: articleId(text, questions[0]!.documents[0]!.title), title: questions[0]!.documents[0]!.title, text, infobox: {} }));
+  const firstSnapshot = paragraphs.map(([text, questions]) => ({
+    id: articleId(text, questions[0]!.documents[0]!.title),
+    title: questions[0]!.documents[0]!.title,
+    text,
+    infobox: {},
+  }));
   const secondSnapshot = firstSnapshot.map((article) => ({ ...article, text: changed.get(article.text)?.text ?? article.text }));
   const questions: TimeSetItem[] = [];
   for (const [text, { item, replacement }] of changed) {
@@ -88,8 +98,22 @@ export async function makeTimeSet(items: readonly QaItem[], options: { dir: stri
     questions.push(
       { question: plain, answers: original, previousAnswers: [], asOf: TIME_SET_DATES.beforeChange, context, type: 'UNCHANGED_BEFORE' },
       { question: plain, answers: [replacement], previousAnswers: original, asOf: TIME_SET_DATES.afterChange, context, type: 'CHANGED_AFTER' },
-      { question: `In ${yearBefore}, ${lowerFirst(plain)}`, answers: original, previousAnswers: [replacement], asOf: TIME_SET_DATES.afterChange, context, type: 'SCOPED_BEFORE' },
-      { question: `Before ${Number(yearBefore) + 1}, ${lowerFirst(plain)}`, answers: original, previousAnswers: [replacement], asOf: TIME_SET_DATES.afterChange, context, type: 'SCOPED_BEFORE' },
+      {
+        question: `In ${yearBefore}, ${lowerFirst(plain)}`,
+        answers: original,
+        previousAnswers: [replacement],
+        asOf: TIME_SET_DATES.afterChange,
+        context,
+        type: 'SCOPED_BEFORE',
+      },
+      {
+        question: `Before ${Number(yearBefore) + 1}, ${lowerFirst(plain)}`,
+        answers: original,
+        previousAnswers: [replacement],
+        asOf: TIME_SET_DATES.afterChange,
+        context,
+        type: 'SCOPED_BEFORE',
+      },
     );
   }
   await mkdir(options.dir, { recursive: true });
@@ -98,7 +122,11 @@ export async function makeTimeSet(items: readonly QaItem[], options: { dir: stri
   await writeFile(join(options.dir, `snapshot-${TIME_SET_DATES.second}.jsonl`), lines(secondSnapshot));
   await writeFile(
     join(options.dir, 'snapshots.json'),
-    JSON.stringify([TIME_SET_DATES.first, TIME_SET_DATES.second].map((takenAt) => ({ file: `snapshot-${takenAt}.jsonl`, takenAt, source: 'time-set' })), null, 2) + '\n',
+    JSON.stringify(
+      [TIME_SET_DATES.first, TIME_SET_DATES.second].map((takenAt) => ({ file: `snapshot-${takenAt}.jsonl`, takenAt, source: 'time-set' })),
+      null,
+      2,
+    ) + '\n',
   );
   await writeFile(join(options.dir, 'questions.jsonl'), lines(questions));
   return { paragraphs: firstSnapshot.length, changed: changed.size, questions: questions.length };

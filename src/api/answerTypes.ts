@@ -145,10 +145,12 @@ export class Answer {
   text!: string | null;
   @Field(() => String, { nullable: true, description: 'The best candidate answer, adopted or not; null when there is none.' }) guess!: string | null;
   @Field(() => Boolean, {
-    description: 'The certainty gate trusts the answer: its calibrated p(reliable) reaches the adoption threshold, at which at least 95 % of adopted answers were right on held-out questions.',
+    description:
+      'The certainty gate trusts the answer: its calibrated p(reliable) reaches the adoption threshold, at which at least 95 % of adopted answers were right on held-out questions.',
   })
   adopted!: boolean;
-  @Field(() => Certainty, { nullable: true, description: 'null when no gate ran (NEVER, or the generator alone without a fact to weigh).' }) certainty!: Certainty | null;
+  @Field(() => Certainty, { nullable: true, description: 'null when no gate ran (NEVER, or the generator alone without a fact to weigh).' })
+  certainty!: Certainty | null;
   @Field(() => RetrievalDecision) decision!: RetrievalDecision;
   @Field(() => [Evidence], { description: 'The chosen answer’s evidence first, then the other documents considered.' }) evidence!: Evidence[];
   @Field(() => [AnswerCandidate]) candidates!: AnswerCandidate[];

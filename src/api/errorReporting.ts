@@ -25,7 +25,7 @@ export function neo4jProblem(error: unknown): { code: string; message: string; r
   if (!(error instanceof Neo4jError)) return null;
   if (POOL_EXHAUSTED.test(error.message)) return OVERLOADED;
   if (isDatabaseUnreachable(error)) return SERVICE_UNAVAILABLE;
-  if (NEO4J_TIMED_OUT.test(error.code)) return { code: 'QUERY_TIMEOUT', message: 'the query ran past the server\'s time limit (CHRONOQL_QUERY_TIMEOUT_MS)' };
+  if (NEO4J_TIMED_OUT.test(error.code)) return { code: 'QUERY_TIMEOUT', message: "the query ran past the server's time limit (CHRONOQL_QUERY_TIMEOUT_MS)" };
   return null;
 }
 
@@ -110,7 +110,12 @@ export function beforeOperationError(error: unknown): GraphQLError {
     const status = database.retryAfterSeconds === undefined ? 504 : 503;
     return new GraphQLError(database.message, { extensions: { code: database.code, retryAfterSeconds: database.retryAfterSeconds, http: { status } } });
   }
-  return error instanceof GraphQLError ? error : new GraphQLError('internal server error; the server log has the details', { originalError: error as Error, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  return error instanceof GraphQLError
+    ? error
+    : new GraphQLError('internal server error; the server log has the details', {
+        originalError: error as Error,
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      });
 }
 
 /** An error answered before GraphQL runs (auth, limits, a bad body), in the same JSON shape. */

@@ -42,6 +42,9 @@ async function follow(services: Services, log: Logger, started: StartedIngest): 
     return;
   }
   const { articlesAdded, articlesChanged, articlesRemoved, articlesResumed, changeEvents, alreadyIngested, durationMs } = report;
-  log.info({ articlesAdded, articlesChanged, articlesRemoved, articlesResumed, changeEvents, alreadyIngested, durationMs: Math.round(durationMs) }, 'ingest job complete');
+  log.info(
+    { articlesAdded, articlesChanged, articlesRemoved, articlesResumed, changeEvents, alreadyIngested, durationMs: Math.round(durationMs) },
+    'ingest job complete',
+  );
   services.retrieval.embedSoon();
 }

@@ -170,7 +170,8 @@ export class RequestRateLimiter {
     const points = Math.max(1, Math.ceil(cost));
     await consume(this.cost, caller, points, `over the cost budget of ${this.costPerMinute} per minute`);
     const spent = this.ledger?.spend(caller, 0, points);
-    if (spent && spent.cost > this.costPerMinute) throw rateLimited(`over the cost budget of ${this.costPerMinute} per minute on all servers`, spent.msLeftInWindow);
+    if (spent && spent.cost > this.costPerMinute)
+      throw rateLimited(`over the cost budget of ${this.costPerMinute} per minute on all servers`, spent.msLeftInWindow);
   }
 }
 

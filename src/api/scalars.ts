@@ -21,8 +21,7 @@ function parseDateOrDateTime(value: unknown): Date {
  */
 export const DateTimeScalar = new GraphQLScalarType<Date, string>({
   name: 'DateTime',
-  description:
-    'An instant, written as an RFC 3339 date-time ("2024-08-01T12:00:00Z") or, as input, a calendar date ("2024-08-01", midnight UTC).',
+  description: 'An instant, written as an RFC 3339 date-time ("2024-08-01T12:00:00Z") or, as input, a calendar date ("2024-08-01", midnight UTC).',
   serialize: (value) => DateTimeISOResolver.serialize(value) as string,
   parseValue: parseDateOrDateTime,
   parseLiteral: (ast) => {

@@ -34,7 +34,17 @@ const checkRole: AuthChecker<RequestContext, Role> = ({ context, info }, roles) 
 
 export function chronoqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [ArticleResolver, SentenceResolver, FactResolver, ChangeResolver, SnapshotResolver, SearchResolver, AskResolver, EvidenceResolver, BenchmarkResolver],
+    resolvers: [
+      ArticleResolver,
+      SentenceResolver,
+      FactResolver,
+      ChangeResolver,
+      SnapshotResolver,
+      SearchResolver,
+      AskResolver,
+      EvidenceResolver,
+      BenchmarkResolver,
+    ],
     validate: false,
     pubSub: noTopics,
     authChecker: checkRole,

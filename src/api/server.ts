@@ -97,7 +97,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
   const app = express();
   app.disable('x-powered-by');
   // A client that sends its request slowly (or never finishes it) is cut off, so idle sockets cannot pile up.
-  const httpServer: Server = createServer({ requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.headersMs, connectionsCheckingInterval: 1_000 }, app);
+  const httpServer: Server = createServer(
+    { requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.headersMs, connectionsCheckingInterval: 1_000 },
+    app,
+  );
 
   const formatError = errorFormatter(options.mode);
   const armor = queryArmor();
@@ -142,7 +145,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
             const cost = operationCost(schema, document, request, estimator, limits.maxCost);
             await rateLimiter.charge(contextValue.caller, cost);
           },
-          didEncounterErrors: async ({ errors, operationName, contextValue }) => logClientErrors(options.log, formatError, 'http', errors, { requestId: contextValue.requestId, operationName }),
+          didEncounterErrors: async ({ errors, operationName, contextValue }) =>
+            logClientErrors(options.log, formatError, 'http', errors, { requestId: contextValue.requestId, operationName }),
         }),
       },
       { serverWillStart: async () => ({ drainServer: async () => subscriptions.dispose() }) },
@@ -219,7 +223,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     const address = addressOf(request);
     try {
       const principal = await identify(request.headers.authorization, address);
-      if (!principal && options.access.readAccess === 'key') throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
+      if (!principal && options.access.readAccess === 'key')
+        throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
       response.locals.principal = principal;
       response.locals.caller = callerOf(principal, address);
       await rateLimiter.take(response.locals.caller);
@@ -238,7 +243,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     GRAPHQL_PATH,
     express.json({ limit: QUERY_LIMITS.maxBodyBytes }),
     // Everything the operation runs, Cypher included, is the caller's: it draws on the caller's share of database sessions.
-    (_request, response, next) => runtime.services.db.sessionShares.withCaller({ caller: response.locals.caller as string, deadline: Date.now() + limits.requestBudgetMs }, next),
+    (_request, response, next) =>
+      runtime.services.db.sessionShares.withCaller({ caller: response.locals.caller as string, deadline: Date.now() + limits.requestBudgetMs }, next),
     expressMiddleware(apollo, {
       context: async ({ req, res }) =>
         runtime.requestContext({
@@ -291,7 +297,9 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
  * /health and /ready say "starting" (503) with the last connection problem, and every other
  * request gets SERVICE_UNAVAILABLE. Closed once the real server can take the port.
  */
-export async function startBootServer(options: Pick<ServerOptions, 'port' | 'host' | 'mode'>): Promise<{ setProblem(problem: string): void; close(): Promise<void> }> {
+export async function startBootServer(
+  options: Pick<ServerOptions, 'port' | 'host' | 'mode'>,
+): Promise<{ setProblem(problem: string): void; close(): Promise<void> }> {
   let problem: string | null = null;
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];

@@ -103,7 +103,12 @@ function subscriptionCredential(connectionParams: Record<string, unknown> | unde
 /** A close reason fits in 123 bytes (RFC 6455). */
 function closeReason(text: string): string {
   const bytes = Buffer.from(text);
-  return bytes.length <= 123 ? text : bytes.subarray(0, 120).toString().replace(/\uFFFD$/, '') + '...';
+  return bytes.length <= 123
+    ? text
+    : bytes
+        .subarray(0, 120)
+        .toString()
+        .replace(/\uFFFD$/, '') + '...';
 }
 
 /**
@@ -118,7 +123,10 @@ function readAhead<T>(source: AsyncGenerator<T>, depth: number): AsyncGenerator<
     if (pending.length > depth / 2) return;
     while (!finished && pending.length < depth) {
       const next = source.next();
-      next.then((result) => (finished ||= Boolean(result.done)), () => (finished = true));
+      next.then(
+        (result) => (finished ||= Boolean(result.done)),
+        () => (finished = true),
+      );
       pending.push(next);
     }
   };
@@ -162,7 +170,10 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     connection.credentials.set(id, { credential, principal });
     connection.authenticated = true;
     if (principal.expiresAt) {
-      const timer = setTimeout(() => drop(socket, UNAUTHORIZED_CLOSE_CODE, 'Unauthorized: token expired'), Math.min(2 ** 31 - 1, Math.max(0, principal.expiresAt.getTime() - Date.now())));
+      const timer = setTimeout(
+        () => drop(socket, UNAUTHORIZED_CLOSE_CODE, 'Unauthorized: token expired'),
+        Math.min(2 ** 31 - 1, Math.max(0, principal.expiresAt.getTime() - Date.now())),
+      );
       connection.timers.push(timer.unref());
     }
   };
@@ -173,10 +184,14 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     maxPayload: QUERY_LIMITS.maxBodyBytes,
     // Refused before the upgrade, so a refused client holds no socket. A page of another site is
     // forbidden, not unauthenticated: its credentials are not the problem (403, not ws's default 401).
-    verifyClient: ({ origin, req }: { origin: string; req: IncomingMessage }, done: (allowed: boolean, status?: number, message?: string, headers?: Record<string, string>) => void) => {
+    verifyClient: (
+      { origin, req }: { origin: string; req: IncomingMessage },
+      done: (allowed: boolean, status?: number, message?: string, headers?: Record<string, string>) => void,
+    ) => {
       if (!originAllowed(origin, req.headers.host, options.allowedOrigins)) return done(false, 403, 'Forbidden: this origin may not open the WebSocket');
       const retry = { 'retry-after': String(Math.ceil(settings.initTimeoutMs / 1000)) };
-      if (connections.size >= settings.maxConnections) return done(false, 503, `Service Unavailable: the server has its maximum of ${settings.maxConnections} WebSocket connections open`, retry);
+      if (connections.size >= settings.maxConnections)
+        return done(false, 503, `Service Unavailable: the server has its maximum of ${settings.maxConnections} WebSocket connections open`, retry);
       if ((perAddress.get(req.socket.remoteAddress ?? '') ?? 0) >= settings.maxConnectionsPerAddress) {
         return done(false, 429, `Too Many Requests: at most ${settings.maxConnectionsPerAddress} WebSocket connections per client address`, retry);
       }
@@ -208,7 +223,14 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     const verdicts = new Map<unknown, Promise<boolean>>();
     for (const [socket, connection] of connections) {
       for (const { credential, principal } of connection.credentials.values()) {
-        if (!verdicts.has(credential)) verdicts.set(credential, options.authenticator.authenticate(credential).then(() => true, (error: unknown) => (error as GraphQLError).extensions?.code !== 'UNAUTHENTICATED'));
+        if (!verdicts.has(credential))
+          verdicts.set(
+            credential,
+            options.authenticator.authenticate(credential).then(
+              () => true,
+              (error: unknown) => (error as GraphQLError).extensions?.code !== 'UNAUTHENTICATED',
+            ),
+          );
         void verdicts.get(credential)!.then((valid) => {
           if (valid) return;
           const expired = principal.expiresAt !== undefined && principal.expiresAt.getTime() <= Date.now();
@@ -227,7 +249,11 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
         else if (now - connection.drainedAt > settings.slowSubscriberMs) {
           metrics.slowSubscribers.inc();
           connection.drainedAt = now;
-          drop(socket, SLOW_SUBSCRIBER_CLOSE_CODE, `too slow: nothing read for ${Math.round(settings.slowSubscriberMs / 1000)} s; resubscribe with afterSeq: the last seq received`);
+          drop(
+            socket,
+            SLOW_SUBSCRIBER_CLOSE_CODE,
+            `too slow: nothing read for ${Math.round(settings.slowSubscriberMs / 1000)} s; resubscribe with afterSeq: the last seq received`,
+          );
         }
       }
     },
@@ -249,7 +275,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
         } catch (error) {
           const { message, extensions } = beforeOperationError(error);
           if (extensions?.code === 'RATE_LIMITED') drop(context.extra.socket, RATE_LIMITED_CLOSE_CODE, `Too many requests: ${message}`);
-          else if (typeof extensions?.retryAfterSeconds === 'number') drop(context.extra.socket, TRY_AGAIN_LATER_CLOSE_CODE, `Try again in ${extensions.retryAfterSeconds} s: ${message}`);
+          else if (typeof extensions?.retryAfterSeconds === 'number')
+            drop(context.extra.socket, TRY_AGAIN_LATER_CLOSE_CODE, `Try again in ${extensions.retryAfterSeconds} s: ${message}`);
           else drop(context.extra.socket, UNAUTHORIZED_CLOSE_CODE, `Unauthorized: ${message}`);
           return false;
         }

@@ -92,7 +92,15 @@ function integer(min: number, max: number) {
 
 function positiveNumber() {
   const message = 'must be a positive number';
-  return z.preprocess(blankIsUnset, z.string().trim().transform(Number).pipe(z.number({ error: message }).positive(message)).optional());
+  return z.preprocess(
+    blankIsUnset,
+    z
+      .string()
+      .trim()
+      .transform(Number)
+      .pipe(z.number({ error: message }).positive(message))
+      .optional(),
+  );
 }
 
 function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
@@ -124,7 +132,13 @@ const EnvironmentSchema = z.object({
   LOG_LEVEL: text,
   CHRONOQL_ENV: oneOf(['development', 'production']),
   CHRONOQL_READ_ACCESS: oneOf(['public', 'key']),
-  CHRONOQL_JWT_SECRET: z.preprocess(blankIsUnset, z.string().refine((secret) => Buffer.byteLength(secret) >= 32, 'must be at least 32 bytes (HS256 with a shorter secret is guessable)').optional()),
+  CHRONOQL_JWT_SECRET: z.preprocess(
+    blankIsUnset,
+    z
+      .string()
+      .refine((secret) => Buffer.byteLength(secret) >= 32, 'must be at least 32 bytes (HS256 with a shorter secret is guessable)')
+      .optional(),
+  ),
   CHRONOQL_JWT_PUBLIC_KEY: z.preprocess(blankIsUnset, z.string().optional()),
   CHRONOQL_JWT_PUBLIC_KEY_FILE: text,
   CHRONOQL_JWT_ISSUER: text,
@@ -138,7 +152,10 @@ const EnvironmentSchema = z.object({
   CHRONOQL_WS_MAX_CONNECTIONS: integer(1, 1_000_000),
   CHRONOQL_WS_MAX_CONNECTIONS_PER_ADDRESS: integer(1, 1_000_000),
   CHRONOQL_SLOW_SUBSCRIBER_MS: integer(1_000, 3_600_000),
-  CHRONOQL_DEVICE: z.preprocess((value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value), z.enum(['auto', 'cpu', 'cuda'], { error: 'must be cpu, cuda or auto' }).optional()),
+  CHRONOQL_DEVICE: z.preprocess(
+    (value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value),
+    z.enum(['auto', 'cpu', 'cuda'], { error: 'must be cpu, cuda or auto' }).optional(),
+  ),
   CHRONOQL_EMBEDDER: oneOf(EMBEDDER_KINDS as unknown as [string, ...string[]]),
   CHRONOQL_LABEL_ENCODER: oneOf(['none', ...EMBEDDER_KINDS] as [string, ...string[]]),
   CHRONOQL_EMBED_THREADS: integer(1, 1024),
@@ -192,7 +209,9 @@ export function loadConfig(environment: Environment = process.env): Config {
   const labelKind = env.CHRONOQL_LABEL_ENCODER ?? DEFAULT_LABEL_ENCODER;
   const generator = chatEndpoint(env.CHRONOQL_GENERATOR_BASE_URL, env.CHRONOQL_GENERATOR_MODEL, env.CHRONOQL_GENERATOR_API_KEY);
   if (env.CHRONOQL_BENCHMARK === 'openai' && !generator) {
-    throw new ConfigError('CHRONOQL_BENCHMARK=openai drafts questions on the generator endpoint: set CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL, got none');
+    throw new ConfigError(
+      'CHRONOQL_BENCHMARK=openai drafts questions on the generator endpoint: set CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL, got none',
+    );
   }
   return {
     port: env.PORT ?? 4000,
@@ -200,9 +219,7 @@ export function loadConfig(environment: Environment = process.env): Config {
     dataDir,
     modelsDir,
     readerCacheBytes: (env.CHRONOQL_READER_CACHE_MB ?? 256) * 1024 * 1024,
-    neo4j: env.NEO4J_URI
-      ? { uri: env.NEO4J_URI, user: env.NEO4J_USER ?? 'neo4j', password: env.NEO4J_PASSWORD ?? '', database: env.NEO4J_DATABASE }
-      : null,
+    neo4j: env.NEO4J_URI ? { uri: env.NEO4J_URI, user: env.NEO4J_USER ?? 'neo4j', password: env.NEO4J_PASSWORD ?? '', database: env.NEO4J_DATABASE } : null,
     managedNeo4j: {
       boltPort: env.CHRONOQL_NEO4J_BOLT_PORT,
       heapMb: env.CHRONOQL_NEO4J_HEAP_MB ?? 2048,

@@ -113,7 +113,12 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   let reader: SpanReader | undefined;
   try {
     // Models load here and a bad generator or verifier setting throws: nothing started may outlive it.
-    reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: config.readerCacheBytes, log: (message) => log.info(message) });
+    reader = await SpanReader.open({
+      modelsDir: modelsDir(),
+      encoderDir: config.modelsDir,
+      cacheBytes: config.readerCacheBytes,
+      log: (message) => log.info(message),
+    });
     askOptions = { reads, answering: new AnsweringRepository(db), snapshots, retrieval, reader, generators: new GeneratorRegistry(reader, config.generator) };
     answering = new AskService(askOptions);
     // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.
@@ -135,9 +140,11 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
   const benchmark = benchmarkMaintainer(config, db, reader, labelEncoder);
   // The snapshot is stored whatever happens here: a failed maintenance is told, and the next ingest or `benchmark build` finishes it.
   const afterSnapshot = async (): Promise<void> => {
-    await benchmark?.catchUp((report) => log.info(report, 'benchmark maintained')).catch((error: unknown) => {
-      log.error({ err: error }, 'benchmark maintenance failed; the next ingest or `chronoql benchmark build` finishes it');
-    });
+    await benchmark
+      ?.catchUp((report) => log.info(report, 'benchmark maintained'))
+      .catch((error: unknown) => {
+        log.error({ err: error }, 'benchmark maintenance failed; the next ingest or `chronoql benchmark build` finishes it');
+      });
   };
   const disk = new DiskSpace(config.dataDir, config.minFreeDiskBytes);
   const services: Services = {
@@ -149,7 +156,13 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     answering,
     benchmarkItems: new BenchmarkRepository(db),
     disk,
-    ingest: new IngestService(db, () => changeFeed.poke(), labeler, afterSnapshot, () => disk.ensureRoom()),
+    ingest: new IngestService(
+      db,
+      () => changeFeed.poke(),
+      labeler,
+      afterSnapshot,
+      () => disk.ensureRoom(),
+    ),
   };
   return {
     services,

@@ -30,7 +30,7 @@ const EXPORT_PAGE = 500;
 /** Every item valid at the filter's date, in item order, paged through the store. */
 export async function exportLines(repository: BenchmarkRepository, filter: BenchmarkFilter): Promise<ExportedItem[]> {
   const lines: ExportedItem[] = [];
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     const page = await repository.page(filter, EXPORT_PAGE, after);
     for (const item of page.items) {
       lines.push({

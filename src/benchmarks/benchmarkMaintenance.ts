@@ -18,7 +18,16 @@ import { f1Score } from '../qa/answerMetrics.js';
 import { analyseQuestion } from '../qa/question.js';
 import type { SpanReader } from '../qa/reader/spanReader.js';
 import { questionFor } from './questionGeneration.js';
-import { changedSentences, isCandidateParagraph, MAX_CLUSTERS, isFirstSnapshot, newSentenceRuns, onePerCluster, paragraphsOf, type EvidenceGroup } from './evidenceGroups.js';
+import {
+  changedSentences,
+  isCandidateParagraph,
+  MAX_CLUSTERS,
+  isFirstSnapshot,
+  newSentenceRuns,
+  onePerCluster,
+  paragraphsOf,
+  type EvidenceGroup,
+} from './evidenceGroups.js';
 import type { DialogueGenerator, DraftQuestion, QuestionGenerator } from './types.js';
 
 /** The reader's answer must reach this token F1 against the drafted answer for the item to be kept. */
@@ -108,7 +117,17 @@ export class BenchmarkMaintainer {
   }
 
   async maintain(snapshot: { id: string; takenAt: Date }): Promise<MaintenanceReport> {
-    const report: MaintenanceReport = { snapshotId: snapshot.id, carriedOver: 0, retired: 0, drafted: 0, kept: 0, factItems: 0, dialogueTurns: 0, carryOverMs: 0, draftingMs: 0 };
+    const report: MaintenanceReport = {
+      snapshotId: snapshot.id,
+      carriedOver: 0,
+      retired: 0,
+      drafted: 0,
+      kept: 0,
+      factItems: 0,
+      dialogueTurns: 0,
+      carryOverMs: 0,
+      draftingMs: 0,
+    };
     let started = performance.now();
     await this.carryOverOrRetire(snapshot, report);
     report.carryOverMs = performance.now() - started;
@@ -130,7 +149,11 @@ export class BenchmarkMaintainer {
       await this.options.db.writeTransaction(async (tx) => {
         const repository = new BenchmarkRepository(tx);
         await repository.retire(retired, snapshot.takenAt, snapshot.id);
-        await repository.carry(carried.map(({ item, decision }) => ({ versionId: item.versionId, newVersionId: `${item.itemId}@${snapshot.id}`, ...decision })), snapshot.takenAt, snapshot.id);
+        await repository.carry(
+          carried.map(({ item, decision }) => ({ versionId: item.versionId, newVersionId: `${item.itemId}@${snapshot.id}`, ...decision })),
+          snapshot.takenAt,
+          snapshot.id,
+        );
       });
       report.carriedOver += carried.length;
       report.retired += retired.length;
@@ -157,7 +180,10 @@ export class BenchmarkMaintainer {
     }
     const candidates = paragraphsOf(article.sentences).filter((paragraph) => isCandidateParagraph(paragraph.sentences));
     // With no more candidates than clusters every one is taken: nothing to embed.
-    const chosen = candidates.length <= MAX_CLUSTERS ? candidates.map((_, index) => index) : onePerCluster(await this.options.embed(candidates.map((paragraph) => paragraph.sentences.map((sentence) => sentence.text).join(' '))));
+    const chosen =
+      candidates.length <= MAX_CLUSTERS
+        ? candidates.map((_, index) => index)
+        : onePerCluster(await this.options.embed(candidates.map((paragraph) => paragraph.sentences.map((sentence) => sentence.text).join(' '))));
     return chosen.map((index) => ({ key: `p${candidates[index]!.start}`, type: 'NEW' as const, sentences: candidates[index]!.sentences, paragraph: true }));
   }
 
@@ -174,14 +200,22 @@ export class BenchmarkMaintainer {
         const input = { title: article.title, sentences: group.sentences.map(({ text, previousText }) => ({ text, previousText })), type: group.type };
         const itemId = `${article.articleId}#${snapshotId}#${group.key}`;
         pending.push({ article, itemId, type: group.type, sentences: group.sentences, drafts: await this.options.questions.questions(input) });
-        if (group.paragraph && this.options.dialogues) versions.push(...(await this.draftDialogues(this.options.dialogues, input, group.sentences, `${itemId}#d`, article.articleId)));
+        if (group.paragraph && this.options.dialogues)
+          versions.push(...(await this.draftDialogues(this.options.dialogues, input, group.sentences, `${itemId}#d`, article.articleId)));
       }
     }
     report.dialogueTurns += versions.length;
     for (let round = 0; pending.some((group) => group.drafts.length > round); round++) {
       const tried = pending.filter((group) => group.drafts.length > round);
       const evidenceOf = (group: (typeof tried)[number]): SnapshotSentence[] => group.drafts[round]!.evidence.flatMap((i) => group.sentences[i] ?? []);
-      const spans = await this.options.reader.read(tried.map((group) => ({ question: analyseQuestion(group.drafts[round]!.question), text: evidenceOf(group).map((sentence) => sentence.text).join(' ') })));
+      const spans = await this.options.reader.read(
+        tried.map((group) => ({
+          question: analyseQuestion(group.drafts[round]!.question),
+          text: evidenceOf(group)
+            .map((sentence) => sentence.text)
+            .join(' '),
+        })),
+      );
       report.drafted += tried.length;
       tried.forEach((group, i) => {
         const draft = group.drafts[round]!;
@@ -257,7 +291,11 @@ export class BenchmarkMaintainer {
       contexts: [],
     }));
     for (let start = 0; start < versions.length; start += ITEMS_PER_TRANSACTION) {
-      report.factItems += await new BenchmarkRepository(this.options.db).write(versions.slice(start, start + ITEMS_PER_TRANSACTION), snapshot.takenAt, snapshot.id);
+      report.factItems += await new BenchmarkRepository(this.options.db).write(
+        versions.slice(start, start + ITEMS_PER_TRANSACTION),
+        snapshot.takenAt,
+        snapshot.id,
+      );
     }
   }
 }

@@ -16,8 +16,7 @@ const DIALOGUE_REPLY_TOKENS = 1536;
 const MIN_DIALOGUE_TURNS = 3;
 const MAX_DIALOGUE_TURNS = 4;
 
-const QUESTION_SYSTEM_PROMPT =
-  'You write closed-book quiz questions from encyclopedia sentences. Reply with JSON only.';
+const QUESTION_SYSTEM_PROMPT = 'You write closed-book quiz questions from encyclopedia sentences. Reply with JSON only.';
 
 const DIALOGUE_SYSTEM_PROMPT =
   'You write short, natural conversations between a curious user and an expert, grounded in encyclopedia sentences. Reply with JSON only.';

@@ -199,7 +199,11 @@ function contextList(value: unknown, field: string, problems: string[], titleOfB
   value.forEach((entry: unknown, i) => {
     const decoded = typeof entry === 'string' && entry.trimStart().startsWith('{') ? (parseOrUndefined(entry) ?? entry) : entry;
     if (typeof decoded === 'string') contexts.push({ title: titleOfBareText, text: decoded });
-    else if (isRecord(decoded) && typeof decoded.text === 'string' && (decoded.title === undefined || decoded.title === null || typeof decoded.title === 'string')) {
+    else if (
+      isRecord(decoded) &&
+      typeof decoded.text === 'string' &&
+      (decoded.title === undefined || decoded.title === null || typeof decoded.title === 'string')
+    ) {
       contexts.push({ title: (decoded.title as string | null | undefined) ?? '', text: decoded.text });
     } else problems.push(`"${field}"[${i}] must be a {title, text} object or a text`);
   });
@@ -252,7 +256,10 @@ function squadAnswers(value: unknown, problems: string[]): string[] {
 const checkSquad: RecordCheck = (record, problems, paragraph) => {
   const unanswerable = record.is_impossible === true && Array.isArray(record.answers) && record.answers.length === 0;
   if (unanswerable) return UNANSWERABLE;
-  const flatContext = typeof record.context === 'string' ? [{ title: typeof record.title === 'string' ? record.title : '', text: record.context }] : contextList(record.context, 'context', problems, '');
+  const flatContext =
+    typeof record.context === 'string'
+      ? [{ title: typeof record.title === 'string' ? record.title : '', text: record.context }]
+      : contextList(record.context, 'context', problems, '');
   const id = recordId(record.id, 'id', problems);
   const text = question(record, problems);
   const answers = squadAnswers(record.answers, problems);
@@ -339,7 +346,12 @@ export function parseImportedItems(text: string, shape: ImportShape, source: str
     }
     if (checked === UNANSWERABLE) continue;
     // A record without an id is named by what it asks, so adding a line elsewhere in the file does not rename it.
-    const id = checked.id ?? createHash('sha256').update(JSON.stringify([checked.question, checked.answers])).digest('hex').slice(0, 16);
+    const id =
+      checked.id ??
+      createHash('sha256')
+        .update(JSON.stringify([checked.question, checked.answers]))
+        .digest('hex')
+        .slice(0, 16);
     const seenAt = firstWhereOfId.get(id);
     if (seenAt !== undefined) {
       problems.push({ source, where, message: `id "${id}" appears twice (first at ${seenAt})` });

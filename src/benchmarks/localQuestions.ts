@@ -38,7 +38,9 @@ interface Answer {
   phraseEnd: number;
 }
 
-const CALENDAR_WORDS = new Set('january february march april may june july august september october november december monday tuesday wednesday thursday friday saturday sunday'.split(' '));
+const CALENDAR_WORDS = new Set(
+  'january february march april may june july august september october november december monday tuesday wednesday thursday friday saturday sunday'.split(' '),
+);
 /** "They" and "Their" are left alone: a plural mostly means something other than the article's subject. */
 const SUBJECT_PRONOUNS = new Set(['he', 'she', 'it']);
 const POSSESSIVE_PRONOUNS = new Set(['his', 'her', 'its']);
@@ -53,12 +55,16 @@ const LINKING_VERBS = new Set('become remain seem appear occur include contain c
 const PERSON_UNDERGOER_VERBS = new Set('marry meet succeed appoint hire elect kill assassinate murder interview bear'.split(' '));
 /** Nouns that make the subject of "X is/was a …" a person. */
 const PERSON_ROLES = new Set(
-  'president minister king queen emperor leader founder member player singer actor actress writer author poet painter composer musician politician physicist chemist scientist mathematician philosopher engineer architect officer director producer manager coach captain chairman governor mayor senator judge lawyer bishop priest son daughter wife husband father mother'.split(' '),
+  'president minister king queen emperor leader founder member player singer actor actress writer author poet painter composer musician politician physicist chemist scientist mathematician philosopher engineer architect officer director producer manager coach captain chairman governor mayor senator judge lawyer bishop priest son daughter wife husband father mother'.split(
+    ' ',
+  ),
 );
 const PERSON_TITLES = new Set('mr mrs ms dr sir lord lady saint st king queen prince princess pope president general captain professor'.split(' '));
 /** Head words of names that are places, organisations or works, never people. */
 const NON_PERSON_WORDS = new Set(
-  'university college school institute academy company corporation inc ltd group party church club league association council society army navy force bank museum stadium river mountain lake island city county state republic kingdom empire bay area street park hall bridge station airport hospital foundation agency department ministry committee commission court parliament congress senate assembly union federation cup championship award prize festival war battle act treaty new north south east west united'.split(' '),
+  'university college school institute academy company corporation inc ltd group party church club league association council society army navy force bank museum stadium river mountain lake island city county state republic kingdom empire bay area street park hall bridge station airport hospital foundation agency department ministry committee commission court parliament congress senate assembly union federation cup championship award prize festival war battle act treaty new north south east west united'.split(
+    ' ',
+  ),
 );
 const COMPLEMENTIZERS = new Set(['that', 'whether', 'if']);
 
@@ -68,7 +74,8 @@ const isWord = (token: Token): boolean => /[\p{L}\p{N}]/u.test(token.text);
 function answersOf(sentence: AnnotatedSentence): Answer[] {
   const { tokens, entities } = sentence;
   const answers: Answer[] = [];
-  const add = (kind: AnswerKind, start: number, end: number, phraseStart = start, phraseEnd = end): number => answers.push({ kind, start, end, phraseStart, phraseEnd });
+  const add = (kind: AnswerKind, start: number, end: number, phraseStart = start, phraseEnd = end): number =>
+    answers.push({ kind, start, end, phraseStart, phraseEnd });
   for (const span of candidateSpans(sentence, 0)) {
     if (span.form !== 'whole') continue;
     const { start, end } = span;
@@ -92,7 +99,12 @@ function answersOf(sentence: AnnotatedSentence): Answer[] {
       add('NAME', start, end);
     }
   }
-  return answers.filter((answer) => !answers.some((other) => other !== answer && other.start <= answer.start && answer.end <= other.end && other.end - other.start > answer.end - answer.start));
+  return answers.filter(
+    (answer) =>
+      !answers.some(
+        (other) => other !== answer && other.start <= answer.start && answer.end <= other.end && other.end - other.start > answer.end - answer.start,
+      ),
+  );
 }
 
 function isNameAnswer({ tokens, entities }: AnnotatedSentence, start: number, end: number): boolean {
@@ -106,7 +118,8 @@ function isNameAnswer({ tokens, entities }: AnnotatedSentence, start: number, en
   // "BBC Radio [5 Live]", "Saturn [I]": a name running on into a number is cut short.
   if (tokens[end]?.pos === 'NUM' || tokens[end]?.text === 'I') return false;
   // One member of a list of names ("Honda, Toyota and Nissan") is one of several right fillers.
-  const listed = (joiner: Token | undefined, other: Token | undefined): boolean => joiner !== undefined && other !== undefined && [',', 'and', 'or'].includes(joiner.lower) && /^\p{Lu}/u.test(other.text);
+  const listed = (joiner: Token | undefined, other: Token | undefined): boolean =>
+    joiner !== undefined && other !== undefined && [',', 'and', 'or'].includes(joiner.lower) && /^\p{Lu}/u.test(other.text);
   if (listed(tokens[end], tokens[end + 1]) || listed(tokens[start - 1], tokens[start - 2])) return false;
   // An abbreviation in brackets only repeats the name before it.
   return !(tokens[start - 1]?.text === '(' && tokens[end]?.text === ')');
@@ -147,7 +160,10 @@ function isExpletiveIt(tokens: readonly Token[], at: number): boolean {
   if (tokens[at]!.lower !== 'it' || tokens[at + 1]?.lemma !== 'be') return false;
   let next = at + 2;
   if (tokens[next]?.lower === 'not') next++;
-  return ['ADJ', 'VERB'].includes(tokens[next]?.pos ?? '') && (COMPLEMENTIZERS.has(tokens[next + 1]?.lower ?? '') || tokens[next + 1]?.lower === 'to' || tokens[next + 1]?.text === ',');
+  return (
+    ['ADJ', 'VERB'].includes(tokens[next]?.pos ?? '') &&
+    (COMPLEMENTIZERS.has(tokens[next + 1]?.lower ?? '') || tokens[next + 1]?.lower === 'to' || tokens[next + 1]?.text === ',')
+  );
 }
 
 /** A clause's subject with a pronoun read as the article's title ("He" → "Marie Curie", "Its" → "Tesla's"). */
@@ -241,7 +257,7 @@ function whPhraseAfterVerb(sentence: AnnotatedSentence, clause: Clause, answer: 
       if (preposition && (PLACE_PREPOSITIONS.has(preposition) || (moving && DIRECTION_PREPOSITIONS.has(preposition)))) {
         // "in Santa Clara, California": the region after the comma goes with the place.
         let end = phraseEnd;
-        if (tokens[end]?.text === ',' && tokens[end + 1]?.pos === 'PROPN') for (end += 1; tokens[end]?.pos === 'PROPN'; ) end++;
+        if (tokens[end]?.text === ',' && tokens[end + 1]?.pos === 'PROPN') for (end += 1; tokens[end]?.pos === 'PROPN';) end++;
         return { wh: 'Where', start: start - 1, end };
       }
       const passive = group.some((token) => token.lemma === 'be') && group.at(-1)?.pos === 'VERB';
@@ -288,7 +304,10 @@ function whQuestion(sentence: AnnotatedSentence, clause: Clause, answer: Answer,
     let wh: string | null = null;
     const which = answer.kind === 'NAME' ? whichPhrase(tokens, answer, clause.subjectStart) : null;
     if (which) wh = which.start === clause.subjectStart ? which.wh : null;
-    else if (answer.phraseStart === clause.subjectStart || (answer.phraseStart === clause.subjectStart + 1 && DETERMINERS.has(tokens[clause.subjectStart]!.lower))) {
+    else if (
+      answer.phraseStart === clause.subjectStart ||
+      (answer.phraseStart === clause.subjectStart + 1 && DETERMINERS.has(tokens[clause.subjectStart]!.lower))
+    ) {
       if (answer.kind === 'NAME') wh = isPersonName(tokens, clause, answer, true) ? 'Who' : 'What';
       if (answer.kind === 'COUNT') wh = `How many ${spanText(tokens, answer.end, answer.phraseEnd)}`;
     }
@@ -301,9 +320,21 @@ function whQuestion(sentence: AnnotatedSentence, clause: Clause, answer: Answer,
   if (clause.fronted && answer.phraseEnd <= clause.fronted.end) {
     // Only an opening "In 1990" that is nothing but the date becomes the wh-phrase.
     const preposition = tokens[0]!.lower;
-    if (answer.kind !== 'DATE' || answer.phraseEnd !== clause.fronted.end || !TIME_PREPOSITIONS.has(preposition) || !(answer.start === 1 || (answer.start === 2 && DETERMINERS.has(tokens[1]!.lower)))) return null;
+    if (
+      answer.kind !== 'DATE' ||
+      answer.phraseEnd !== clause.fronted.end ||
+      !TIME_PREPOSITIONS.has(preposition) ||
+      !(answer.start === 1 || (answer.start === 2 && DETERMINERS.has(tokens[1]!.lower)))
+    )
+      return null;
     if (!cutsCleanly(restEnd(clause.verbEnd))) return null;
-    return tidy([dateWh(preposition, spanText(tokens, answer.start, answer.end)), verb.auxiliary, subject, verb.remainder, spanText(tokens, clause.verbEnd, restEnd(clause.verbEnd))]);
+    return tidy([
+      dateWh(preposition, spanText(tokens, answer.start, answer.end)),
+      verb.auxiliary,
+      subject,
+      verb.remainder,
+      spanText(tokens, clause.verbEnd, restEnd(clause.verbEnd)),
+    ]);
   }
   if (answer.start < clause.verbEnd) return null;
   const phrase = whPhraseAfterVerb(sentence, clause, answer);
@@ -320,8 +351,16 @@ function whQuestion(sentence: AnnotatedSentence, clause: Clause, answer: Answer,
 function clozeQuestion({ tokens }: AnnotatedSentence, answer: Answer, title: string): string {
   let opening = 0;
   const first = tokens[0];
-  if (title !== '' && first?.pos === 'PRON' && (SUBJECT_PRONOUNS.has(first.lower) || POSSESSIVE_PRONOUNS.has(first.lower)) && !isExpletiveIt(tokens, 0) && answer.start > 0) opening = 1;
-  const before = opening === 1 ? subjectText(tokens, 0, 1, title) + spanText(tokens, 0, answer.start).slice(first!.text.length) : spanText(tokens, 0, answer.start);
+  if (
+    title !== '' &&
+    first?.pos === 'PRON' &&
+    (SUBJECT_PRONOUNS.has(first.lower) || POSSESSIVE_PRONOUNS.has(first.lower)) &&
+    !isExpletiveIt(tokens, 0) &&
+    answer.start > 0
+  )
+    opening = 1;
+  const before =
+    opening === 1 ? subjectText(tokens, 0, 1, title) + spanText(tokens, 0, answer.start).slice(first!.text.length) : spanText(tokens, 0, answer.start);
   const after = answer.end < tokens.length ? tokens[answer.end]!.space + spanText(tokens, answer.end, tokens.length) : '';
   return `${before}${answer.start > 0 ? tokens[answer.start]!.space : ''}${BLANK}${after}`;
 }
@@ -389,7 +428,10 @@ class SentenceChange {
     const start = this.offsets[sentence]! + answer.start;
     const end = this.offsets[sentence]! + answer.end;
     if (!this.touches(sentence, answer) || this.changedAfter.some((i) => i < start || i >= end)) return null;
-    const anchorBefore = this.mapping.slice(0, start).filter((old) => old >= 0).at(-1);
+    const anchorBefore = this.mapping
+      .slice(0, start)
+      .filter((old) => old >= 0)
+      .at(-1);
     const anchorAfter = this.mapping.slice(end).find((old) => old >= 0);
     let oldStart = this.mapping[start]! >= 0 ? this.mapping[start]! : (anchorBefore ?? -1) + 1;
     let oldEnd = this.mapping[end - 1]! >= 0 ? this.mapping[end - 1]! + 1 : (anchorAfter ?? this.before.length);
@@ -424,7 +466,8 @@ function candidatesOf(input: GenerationInput, evidence: number): Candidate[] {
       const question = namesTitle(bare, title) || questionRevealsAnswer(title, answerText) ? bare : `(${title}) ${bare}`;
       const previous = change?.previousAnswer(s, answer) ?? null;
       // The question must stand on more than its wh-word, quote its evidence verbatim and give away neither answer.
-      if (contentWords(bare).size < 2 || !text.includes(answerText) || [answerText, previous ?? ''].some((a) => a !== '' && questionRevealsAnswer(question, a))) continue;
+      if (contentWords(bare).size < 2 || !text.includes(answerText) || [answerText, previous ?? ''].some((a) => a !== '' && questionRevealsAnswer(question, a)))
+        continue;
       if (previous && normalizeAnswer(previous) === normalizeAnswer(answerText)) continue;
       const changeRank = !change ? 0 : previous ? 0 : change.touches(s, answer) ? 1 : 2;
       candidates.push({

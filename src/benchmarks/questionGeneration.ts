@@ -26,7 +26,9 @@ export interface GeneratedQuestion {
 }
 
 const ROLE_WORDS = new Set(
-  'president minister chancellor ceo cto cfo chairman chair chairperson governor manager coach captain champion holder speaker leader owner co-owner founder director secretary king queen monarch mayor head chief elect designate challenger winner'.split(' '),
+  'president minister chancellor ceo cto cfo chairman chair chairperson governor manager coach captain champion holder speaker leader owner co-owner founder director secretary king queen monarch mayor head chief elect designate challenger winner'.split(
+    ' ',
+  ),
 );
 const DATE_VALUE = /^(\d{1,2} )?(January|February|March|April|May|June|July|August|September|October|November|December)?\s?\d{4}$/;
 

@@ -36,20 +36,29 @@ export function addBenchmarkCommands(program: Command): void {
         const items = await generateQuestions(new AnsweringRepository(db), await new SnapshotRepository(db).list(), asOf);
         await writeFile(options.out, items.map((item) => JSON.stringify(item)).join('\n') + (items.length > 0 ? '\n' : ''));
         const count = (type: string): number => items.filter((item) => item.type === type).length;
-        process.stdout.write(`${items.length} questions (${count('CHANGED')} CHANGED, ${count('NEW')} NEW, ${count('UNCHANGED')} UNCHANGED) → ${options.out}\n`);
+        process.stdout.write(
+          `${items.length} questions (${count('CHANGED')} CHANGED, ${count('NEW')} NEW, ${count('UNCHANGED')} UNCHANGED) → ${options.out}\n`,
+        );
       });
     });
 
-  const benchmark = program.command('benchmark').description('The living benchmark the store keeps: items drafted from every snapshot, retired when their evidence changes.');
+  const benchmark = program
+    .command('benchmark')
+    .description('The living benchmark the store keeps: items drafted from every snapshot, retired when their evidence changes.');
 
   benchmark
     .command('build')
-    .description('Maintain the benchmark for every snapshot not yet maintained, in date order (for stores ingested before the benchmark existed, or after CHRONOQL_BENCHMARK=off). Safe to re-run.')
+    .description(
+      'Maintain the benchmark for every snapshot not yet maintained, in date order (for stores ingested before the benchmark existed, or after CHRONOQL_BENCHMARK=off). Safe to re-run.',
+    )
     .action(async () => {
       await withRuntime(async (runtime) => {
         const maintainer = runtime.benchmark;
         if (!maintainer) throw new RangeError('CHRONOQL_BENCHMARK=off: no benchmark is kept; unset it (or set local or openai) to build one');
-        if (runtime.config.benchmark !== 'openai') process.stdout.write('no dialogues: they are drafted by an OpenAI-compatible generator (CHRONOQL_BENCHMARK=openai with CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL)\n');
+        if (runtime.config.benchmark !== 'openai')
+          process.stdout.write(
+            'no dialogues: they are drafted by an OpenAI-compatible generator (CHRONOQL_BENCHMARK=openai with CHRONOQL_GENERATOR_BASE_URL and CHRONOQL_GENERATOR_MODEL)\n',
+          );
         const reports = await runtime.services.ingest.holdingLease(120_000, () => maintainer.catchUp());
         if (reports.length === 0) process.stdout.write('every snapshot is maintained already; nothing to do\n');
         for (const r of reports) {
@@ -79,9 +88,9 @@ export function addBenchmarkCommands(program: Command): void {
 
   benchmark
     .command('import <file>')
-    .description('Import a public QA set with its contexts as IMPORTED items (valid from each item\'s date, or from now).')
+    .description("Import a public QA set with its contexts as IMPORTED items (valid from each item's date, or from now).")
     .addOption(new Option('--shape <shape>', 'squad (nested JSON or flat JSON Lines), retrievalqa or dynaquest').choices(IMPORT_SHAPES).makeOptionMandatory())
-    .option('--source <name>', 'the set\'s name, prefixed to its item ids (default: the file name)')
+    .option('--source <name>', "the set's name, prefixed to its item ids (default: the file name)")
     .action(async (file: string, options: { shape: ImportShape; source?: string }) => {
       const text = await readFile(file, 'utf8');
       await withRuntime(async (runtime) => {

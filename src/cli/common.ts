@@ -51,7 +51,20 @@ export const writeJson = (file: string, value: unknown): Promise<void> => writeF
 
 /** Tells the user what failed: the message alone for a failure they can act on, the stack otherwise. */
 export function fail(error: unknown): never {
-  const explained = [ConfigError, InvalidSnapshotError, SnapshotOrderError, IngestBusyError, IngestLeaseLostError, IngestRolledBackError, StorageFullError, RangeError, EmbedderMismatchError, EmbedderConfigError, MavenError, InvalidImportError];
+  const explained = [
+    ConfigError,
+    InvalidSnapshotError,
+    SnapshotOrderError,
+    IngestBusyError,
+    IngestLeaseLostError,
+    IngestRolledBackError,
+    StorageFullError,
+    RangeError,
+    EmbedderMismatchError,
+    EmbedderConfigError,
+    MavenError,
+    InvalidImportError,
+  ];
   const database = neo4jProblem(error);
   if (database) {
     process.stderr.write(`chronoql: ${database.message} (${(error as Error).message}); an interrupted ingest resumes when run again\n`);

@@ -34,7 +34,10 @@ const DEMO_KEY_FILE = 'demo-api-key';
  */
 async function demoApiKey(runtime: Runtime, dataDir: string): Promise<string> {
   const file = join(dataDir, DEMO_KEY_FILE);
-  const saved = await readFile(file, 'utf8').then((text) => text.trim(), () => '');
+  const saved = await readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    () => '',
+  );
   if (saved && (await new ApiKeyRepository(runtime.services.db).findActiveByHash(hashApiKey(saved)))) return saved;
   const { token } = await createApiKey(runtime.services.db, 'demo', Role.WRITER);
   await writeFile(file, `${token}\n`, { mode: 0o600 });
@@ -85,77 +88,77 @@ async function serveUntilStopped(runtime: Runtime, log: Logger): Promise<void> {
 }
 
 export function addStoreCommands(program: Command): void {
-program
-  .command('serve')
-  .description('Start Neo4j if needed, migrate, and serve GraphQL (HTTP + subscriptions) with the explorer.')
-  .action(async () => {
-    const config = cliConfig();
-    const log = cliLog();
-    // The port answers (503, "starting") while Neo4j is retried, then the real server takes it.
-    const boot = await startBootServer(config);
-    let runtime: Runtime;
-    try {
-      runtime = await openRuntime(config, log, { changeFeed: true, onNeo4jWait: (error) => boot.setProblem(error.message) });
-    } finally {
-      await boot.close();
-    }
-    await serveUntilStopped(runtime, log);
-  });
-
-program
-  .command('ingest')
-  .description('Ingest a dated snapshot from a JSON Lines file (one article per line).')
-  .argument('<file>', 'JSON Lines snapshot file')
-  .requiredOption('--taken-at <date>', 'the date the snapshot describes (YYYY-MM-DD or ISO date-time)')
-  .option('--source <name>', 'where the snapshot comes from', 'cli')
-  .option('--complete', 'the file lists every article: remove articles it does not contain', false)
-  .action(async (file: string, options: { takenAt: string; source: string; complete: boolean }) => {
-    const takenAt = parseDateInput(options.takenAt, '--taken-at');
-    await withRuntime(async (runtime) => {
-      const report = await ingestFile(runtime, file, { takenAt, source: options.source, complete: options.complete });
-      process.stdout.write(summary(report) + '\n');
-      await embedNewUnits(runtime, takenAt);
+  program
+    .command('serve')
+    .description('Start Neo4j if needed, migrate, and serve GraphQL (HTTP + subscriptions) with the explorer.')
+    .action(async () => {
+      const config = cliConfig();
+      const log = cliLog();
+      // The port answers (503, "starting") while Neo4j is retried, then the real server takes it.
+      const boot = await startBootServer(config);
+      let runtime: Runtime;
+      try {
+        runtime = await openRuntime(config, log, { changeFeed: true, onNeo4jWait: (error) => boot.setProblem(error.message) });
+      } finally {
+        await boot.close();
+      }
+      await serveUntilStopped(runtime, log);
     });
-  });
 
-program
-  .command('demo')
-  .description('Ingest the demo corpus (data/demo) in date order, then serve.')
-  .option('--no-serve', 'only ingest')
-  .action(async (options: { serve: boolean }) => {
-    const log = cliLog();
-    const runtime = await openRuntime(cliConfig(), log, { changeFeed: options.serve });
-    try {
-      for (const snapshot of await demoSnapshots()) {
-        const report = await ingestFile(runtime, snapshot.file, { takenAt: snapshot.takenAt, source: snapshot.source, complete: false });
+  program
+    .command('ingest')
+    .description('Ingest a dated snapshot from a JSON Lines file (one article per line).')
+    .argument('<file>', 'JSON Lines snapshot file')
+    .requiredOption('--taken-at <date>', 'the date the snapshot describes (YYYY-MM-DD or ISO date-time)')
+    .option('--source <name>', 'where the snapshot comes from', 'cli')
+    .option('--complete', 'the file lists every article: remove articles it does not contain', false)
+    .action(async (file: string, options: { takenAt: string; source: string; complete: boolean }) => {
+      const takenAt = parseDateInput(options.takenAt, '--taken-at');
+      await withRuntime(async (runtime) => {
+        const report = await ingestFile(runtime, file, { takenAt, source: options.source, complete: options.complete });
         process.stdout.write(summary(report) + '\n');
-      }
-      await embedNewUnits(runtime);
-      if (options.serve) {
-        const token = await demoApiKey(runtime, cliConfig().dataDir);
-        process.stdout.write(
-          `Demo API key (writer; for mutations and subscriptions), saved in ${DEMO_KEY_FILE} of the data directory:\n  ${token}\n` +
-            `In the explorer, add the header {"Authorization": "Bearer ${token}"}.\n`,
-        );
-      }
-    } catch (error) {
-      await runtime.close();
-      throw error;
-    }
-    if (options.serve) await serveUntilStopped(runtime, log);
-    else await runtime.close();
-  });
+        await embedNewUnits(runtime, takenAt);
+      });
+    });
 
-program
-  .command('reembed')
-  .description('Switch the store to the configured embedder (CHRONOQL_EMBEDDER) and re-embed every passage and sentence with it.')
-  .action(() => withRuntime((runtime) => embedNewUnits(runtime), { replaceStoreEmbedder: true }));
+  program
+    .command('demo')
+    .description('Ingest the demo corpus (data/demo) in date order, then serve.')
+    .option('--no-serve', 'only ingest')
+    .action(async (options: { serve: boolean }) => {
+      const log = cliLog();
+      const runtime = await openRuntime(cliConfig(), log, { changeFeed: options.serve });
+      try {
+        for (const snapshot of await demoSnapshots()) {
+          const report = await ingestFile(runtime, snapshot.file, { takenAt: snapshot.takenAt, source: snapshot.source, complete: false });
+          process.stdout.write(summary(report) + '\n');
+        }
+        await embedNewUnits(runtime);
+        if (options.serve) {
+          const token = await demoApiKey(runtime, cliConfig().dataDir);
+          process.stdout.write(
+            `Demo API key (writer; for mutations and subscriptions), saved in ${DEMO_KEY_FILE} of the data directory:\n  ${token}\n` +
+              `In the explorer, add the header {"Authorization": "Bearer ${token}"}.\n`,
+          );
+        }
+      } catch (error) {
+        await runtime.close();
+        throw error;
+      }
+      if (options.serve) await serveUntilStopped(runtime, log);
+      else await runtime.close();
+    });
 
-program
-  .command('migrate')
-  .description('Apply pending schema migrations (serve does this on start).')
-  .action(async () => {
-    const outcome = await withRuntime((runtime) => migrate(runtime.services.db));
-    process.stdout.write(`migrations: ${outcome.applied.length + outcome.alreadyApplied.length} applied in total\n`);
-  });
+  program
+    .command('reembed')
+    .description('Switch the store to the configured embedder (CHRONOQL_EMBEDDER) and re-embed every passage and sentence with it.')
+    .action(() => withRuntime((runtime) => embedNewUnits(runtime), { replaceStoreEmbedder: true }));
+
+  program
+    .command('migrate')
+    .description('Apply pending schema migrations (serve does this on start).')
+    .action(async () => {
+      const outcome = await withRuntime((runtime) => migrate(runtime.services.db));
+      process.stdout.write(`migrations: ${outcome.applied.length + outcome.alreadyApplied.length} applied in total\n`);
+    });
 }

@@ -34,7 +34,9 @@ export class OnnxEmbedder implements Embedder {
     private readonly session: ort.InferenceSession,
     readonly tokenizer: Tokenizer,
     readonly dimension: number,
-    private readonly settings: Required<Pick<OnnxEmbedderConfig, 'name' | 'pooling' | 'queryPrefix' | 'passagePrefix' | 'maxLength' | 'batchSize'>> & { id?: string },
+    private readonly settings: Required<Pick<OnnxEmbedderConfig, 'name' | 'pooling' | 'queryPrefix' | 'passagePrefix' | 'maxLength' | 'batchSize'>> & {
+      id?: string;
+    },
   ) {
     this.id = settings.id ?? `onnx:${settings.name}@${dimension}d`;
   }
@@ -103,7 +105,9 @@ export class OnnxEmbedder implements Embedder {
     const outputs = await this.session.run(feeds);
     const tokens = outputs.last_hidden_state ?? outputs.token_embeddings;
     if (!tokens || tokens.dims.length !== 3 || !(tokens.data instanceof Float32Array)) {
-      throw new EmbedderConfigError(`onnx embedder: the model outputs (${this.session.outputNames.join(', ')}) include no float32 batch × tokens × hidden tensor`);
+      throw new EmbedderConfigError(
+        `onnx embedder: the model outputs (${this.session.outputNames.join(', ')}) include no float32 batch × tokens × hidden tensor`,
+      );
     }
     return { data: tokens.data, length };
   }

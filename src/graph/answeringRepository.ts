@@ -4,7 +4,6 @@ import { FACT_FIELDS, toFact } from './readRepository.js';
 import { toNeo4jDateTime } from './temporal.js';
 import { validAtCypher } from './validity.js';
 
-
 /** What changed about an article in a time window, and how often it changes. */
 export interface ChangeProfile {
   /** Fact versions that started or ended inside the window. */
@@ -54,7 +53,13 @@ export class AnsweringRepository {
          RETURN count(e) AS recent
        }
        RETURN id, facts, sentenceChanges, recent`,
-      { ids: articleIds, from: toNeo4jDateTime(window.from), to: toNeo4jDateTime(window.to), asOf: toNeo4jDateTime(asOf), yearBefore: toNeo4jDateTime(yearBefore) },
+      {
+        ids: articleIds,
+        from: toNeo4jDateTime(window.from),
+        to: toNeo4jDateTime(window.to),
+        asOf: toNeo4jDateTime(asOf),
+        yearBefore: toNeo4jDateTime(yearBefore),
+      },
     );
     return new Map(
       rows.map((row) => [

@@ -35,10 +35,9 @@ export class ApiKeyRepository {
 
   /** The unrevoked key with this hash, if any. */
   async findActiveByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const rows = await this.db.run<{ key: Record<string, unknown> }>(
-      `MATCH (k:ApiKey {hash: $hash}) WHERE k.revokedAt IS NULL RETURN ${KEY_FIELDS} AS key`,
-      { hash },
-    );
+    const rows = await this.db.run<{ key: Record<string, unknown> }>(`MATCH (k:ApiKey {hash: $hash}) WHERE k.revokedAt IS NULL RETURN ${KEY_FIELDS} AS key`, {
+      hash,
+    });
     return rows[0] ? toApiKey(rows[0].key) : null;
   }
 

@@ -103,7 +103,6 @@ const LINK_EVIDENCE = `WITH v, row
 const TYPE_AT = (v: string, snapshotAt: string): string =>
   `CASE WHEN ${v}.kind = 'IMPORTED' OR ${v}.validFrom = ${snapshotAt} THEN ${v}.origin ELSE 'UNCHANGED' END`;
 
-
 function toRecord(row: { item: ItemRow; type: BenchmarkItemType }): BenchmarkItemRecord & { type: BenchmarkItemType } {
   const { item } = row;
   return {
@@ -183,7 +182,11 @@ export class BenchmarkRepository {
   }
 
   /** Carries current item versions over: each is closed at `at` and replaced by an UNCHANGED version resting on the given evidence. */
-  async carry(rows: Array<{ versionId: string; newVersionId: string; sentenceIds: string[]; factId: string | null; answers: string[] }>, at: Date, snapshotId: string): Promise<void> {
+  async carry(
+    rows: Array<{ versionId: string; newVersionId: string; sentenceIds: string[]; factId: string | null; answers: string[] }>,
+    at: Date,
+    snapshotId: string,
+  ): Promise<void> {
     if (rows.length === 0) return;
     await this.db.run(
       `UNWIND $rows AS row
@@ -263,7 +266,11 @@ export class BenchmarkRepository {
   }
 
   /** One page of the benchmark as of a date, by item id after the cursor, with how many items match in all. */
-  async page(filter: BenchmarkFilter, first: number, afterItemId: string | null): Promise<{ items: Array<BenchmarkItemRecord & { type: BenchmarkItemType }>; total: number; hasNext: boolean }> {
+  async page(
+    filter: BenchmarkFilter,
+    first: number,
+    afterItemId: string | null,
+  ): Promise<{ items: Array<BenchmarkItemRecord & { type: BenchmarkItemType }>; total: number; hasNext: boolean }> {
     const params = { asOf: toNeo4jDateTime(filter.asOf), kinds: filter.kinds, types: filter.types, after: afterItemId, limit: int(first + 1) };
     const matching = `CALL () {
          OPTIONAL MATCH (s:Snapshot {status: 'COMPLETE'}) WHERE s.takenAt <= $asOf

@@ -94,7 +94,8 @@ export class Database implements CypherRunner {
    * as a round trip: the count is what requests cost.
    */
   readonly bookkeeping: CypherRunner = {
-    run: <R extends RecordShape = RecordShape>(cypher: string, params: Params = {}): Promise<R[]> => this.sessionShares.use(() => this.runInSession<R>(cypher, params)),
+    run: <R extends RecordShape = RecordShape>(cypher: string, params: Params = {}): Promise<R[]> =>
+      this.sessionShares.use(() => this.runInSession<R>(cypher, params)),
   };
 
   private async runInSession<R extends RecordShape>(cypher: string, params: Params): Promise<R[]> {

@@ -93,9 +93,21 @@ export class IngestRepository {
        RETURN a.id AS id`,
       { ...params, articles: plans.map((plan) => ({ id: plan.articleId, title: plan.title })) },
     );
-    await this.closeVersions(plans.flatMap((plan) => plan.closeSentenceIds), 'Sentence', params.at);
-    await this.closeVersions(plans.flatMap((plan) => plan.closeFactIds), 'Fact', params.at);
-    await this.closeVersions(plans.flatMap((plan) => plan.closePassageIds), 'Passage', params.at);
+    await this.closeVersions(
+      plans.flatMap((plan) => plan.closeSentenceIds),
+      'Sentence',
+      params.at,
+    );
+    await this.closeVersions(
+      plans.flatMap((plan) => plan.closeFactIds),
+      'Fact',
+      params.at,
+    );
+    await this.closeVersions(
+      plans.flatMap((plan) => plan.closePassageIds),
+      'Passage',
+      params.at,
+    );
     // Versions that remain valid are searched under the new title; closed ones keep the title of their time.
     await this.tx.run(
       `UNWIND $ids AS id
@@ -124,8 +136,16 @@ export class IngestRepository {
        SET p = row, p.validFrom = $at, p.recordedAt = datetime(), p.searchText = ${searchTextCypher('a', 'row.text')}`,
       { ...params, passages: plans.flatMap((plan) => plan.createPassages) },
     );
-    await this.link('Sentence', 'REVISED_AS', plans.flatMap((plan) => plan.sentenceRevisions));
-    await this.link('Fact', 'SUPERSEDED_BY', plans.flatMap((plan) => plan.factSupersessions));
+    await this.link(
+      'Sentence',
+      'REVISED_AS',
+      plans.flatMap((plan) => plan.sentenceRevisions),
+    );
+    await this.link(
+      'Fact',
+      'SUPERSEDED_BY',
+      plans.flatMap((plan) => plan.factSupersessions),
+    );
     const changes = plans.flatMap((plan) => plan.changes);
     await this.writeChanges(snapshot, changes, await this.allocateSequence(changes.length));
     return changes.length;

@@ -38,9 +38,7 @@ function byParent<P, V>(
         groups.set(signature(key.params), group);
       }
       const answers = new Map<string, Map<string, V>>();
-      await Promise.all(
-        [...groups].map(async ([groupKey, group]) => answers.set(groupKey, await fetch(group.ids, group.params))),
-      );
+      await Promise.all([...groups].map(async ([groupKey, group]) => answers.set(groupKey, await fetch(group.ids, group.params))));
       return keys.map((key) => answers.get(signature(key.params))!.get(key.id) ?? missing());
     },
     { cache, cacheKeyFn: (key) => `${signature(key.params)}\u0000${key.id}` },
@@ -70,11 +68,7 @@ export class Loaders {
   readonly nextSentenceId: DataLoader<string, string | null>;
   readonly previousFactId: DataLoader<string, string | null>;
   readonly nextFactId: DataLoader<string, string | null>;
-  readonly articleChanges: DataLoader<
-    ParentKey<ChangePageParams>,
-    { changes: ChangeEventRecord[]; totalCount: number },
-    string
-  >;
+  readonly articleChanges: DataLoader<ParentKey<ChangePageParams>, { changes: ChangeEventRecord[]; totalCount: number }, string>;
   private snapshotList?: Promise<SnapshotRecord[]>;
 
   constructor(
@@ -85,9 +79,24 @@ export class Loaders {
     this.article = byId((ids) => repository.articlesByIds(ids), cache);
     this.sentence = byId((ids) => repository.sentencesByIds(ids), cache);
     this.fact = byId((ids) => repository.factsByIds(ids), cache);
-    this.sentencesValidAt = byParent(atTime, (ids, asOf) => repository.sentencesValidAt(ids, asOf), () => [], cache);
-    this.sentencesDeletedAt = byParent(atTime, (ids, at) => repository.sentencesDeletedAt(ids, at), () => [], cache);
-    this.factsValidAt = byParent(atTime, (ids, asOf) => repository.factsValidAt(ids, asOf), () => [], cache);
+    this.sentencesValidAt = byParent(
+      atTime,
+      (ids, asOf) => repository.sentencesValidAt(ids, asOf),
+      () => [],
+      cache,
+    );
+    this.sentencesDeletedAt = byParent(
+      atTime,
+      (ids, at) => repository.sentencesDeletedAt(ids, at),
+      () => [],
+      cache,
+    );
+    this.factsValidAt = byParent(
+      atTime,
+      (ids, asOf) => repository.factsValidAt(ids, asOf),
+      () => [],
+      cache,
+    );
     const linked = (label: 'Sentence' | 'Fact', type: 'REVISED_AS' | 'SUPERSEDED_BY', direction: 'previous' | 'next') =>
       byId((ids) => repository.linkedVersionIds(label, type, direction, ids), cache);
     this.previousSentenceId = linked('Sentence', 'REVISED_AS', 'previous');

@@ -57,9 +57,7 @@ export function splitStatements(source: string): string[] {
  */
 export async function migrate(db: Database, migrations?: Migration[]): Promise<MigrationOutcome> {
   const pending = migrations ?? (await loadMigrations());
-  await db.runSchemaStatement(
-    'CREATE CONSTRAINT migration_version IF NOT EXISTS FOR (m:Migration) REQUIRE m.version IS UNIQUE',
-  );
+  await db.runSchemaStatement('CREATE CONSTRAINT migration_version IF NOT EXISTS FOR (m:Migration) REQUIRE m.version IS UNIQUE');
   const outcome: MigrationOutcome = { applied: [], alreadyApplied: [] };
   for (const migration of pending) {
     if (await claim(db, migration)) {
@@ -87,9 +85,7 @@ async function claim(db: Database, migration: Migration): Promise<boolean> {
   );
   const { claimed, checksum } = rows[0]!;
   if (!claimed && checksum !== migration.checksum) {
-    throw new Error(
-      `migration ${migration.name} was changed after it was applied (checksum differs); add a new numbered file instead`,
-    );
+    throw new Error(`migration ${migration.name} was changed after it was applied (checksum differs); add a new numbered file instead`);
   }
   return claimed || (await reclaimStale(db, migration));
 }

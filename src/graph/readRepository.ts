@@ -3,12 +3,10 @@ import type { ArticleRecord, ChangeEventRecord, ChangeKind, FactRecord, Sentence
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
 import { validAtCypher } from './validity.js';
 
-
 const ARTICLE_FIELDS = 'a {.id, .title, .validFrom, .validTo, .recordedAt}';
 const SENTENCE_FIELDS = 's {.id, .articleId, .text, .orderKey, .startsParagraph, .origin, .confident, .validFrom, .validTo, .recordedAt}';
 export const FACT_FIELDS = 'f {.id, .subject, .attribute, .value, .change, .addedMembers, .removedMembers, .validFrom, .validTo, .recordedAt}';
-const CHANGE_FIELDS =
-  'e {.seq, .kind, .snapshotId, .articleId, .at, .recordedAt, .sentenceId, .previousSentenceId, .factId, .previousFactId}';
+const CHANGE_FIELDS = 'e {.seq, .kind, .snapshotId, .articleId, .at, .recordedAt, .sentenceId, .previousSentenceId, .factId, .previousFactId}';
 
 type Row = Record<string, unknown>;
 
@@ -83,10 +81,7 @@ export class ReadRepository {
   constructor(private readonly db: CypherRunner) {}
 
   async articlesByIds(ids: readonly string[]): Promise<Map<string, ArticleRecord>> {
-    const rows = await this.db.run<{ article: Row }>(
-      `UNWIND $ids AS id MATCH (a:Article {id: id}) RETURN ${ARTICLE_FIELDS} AS article`,
-      { ids },
-    );
+    const rows = await this.db.run<{ article: Row }>(`UNWIND $ids AS id MATCH (a:Article {id: id}) RETURN ${ARTICLE_FIELDS} AS article`, { ids });
     return new Map(rows.map((row) => [row.article.id as string, toArticle(row.article)]));
   }
 
@@ -179,10 +174,7 @@ export class ReadRepository {
   }
 
   async sentencesByIds(ids: readonly string[]): Promise<Map<string, SentenceRecord>> {
-    const rows = await this.db.run<{ item: Row }>(
-      `UNWIND $ids AS id MATCH (s:Sentence {id: id}) RETURN ${SENTENCE_FIELDS} AS item`,
-      { ids },
-    );
+    const rows = await this.db.run<{ item: Row }>(`UNWIND $ids AS id MATCH (s:Sentence {id: id}) RETURN ${SENTENCE_FIELDS} AS item`, { ids });
     return new Map(rows.map((row) => [row.item.id as string, toSentence(row.item)]));
   }
 
@@ -301,12 +293,7 @@ export class ReadRepository {
     return new Map(rows.map((row) => [row.id, { changes: row.items.map(toChangeEvent), totalCount: row.totalCount }]));
   }
 
-  private async grouped<T>(
-    ids: readonly string[],
-    cypher: string,
-    params: Record<string, unknown>,
-    convert: (row: Row) => T,
-  ): Promise<Map<string, T[]>> {
+  private async grouped<T>(ids: readonly string[], cypher: string, params: Record<string, unknown>, convert: (row: Row) => T): Promise<Map<string, T[]>> {
     const rows = await this.db.run<{ id: string; items: Row[] }>(cypher, { ...params, ids });
     return new Map(rows.map((row) => [row.id, row.items.map(convert)]));
   }

@@ -203,11 +203,7 @@ export class RetrievalRepository {
   }
 
   /** Embedded units after `afterRowId` in row order, optionally only those embedded since a time. */
-  async embeddedUnits(
-    label: UnitLabel,
-    embedderId: string,
-    options: { since: Date | null; afterRowId: number; limit: number },
-  ): Promise<EmbeddedUnit[]> {
+  async embeddedUnits(label: UnitLabel, embedderId: string, options: { since: Date | null; afterRowId: number; limit: number }): Promise<EmbeddedUnit[]> {
     const rows = await this.db.run<{ rowId: number; embedding: number[]; validFrom: unknown; validTo: unknown }>(
       `MATCH (u:${label}) WHERE u.rowId > $afterRowId AND u.embedderId = $embedderId
          AND ($since IS NULL OR u.embeddedAt >= $since)
@@ -255,10 +251,9 @@ export class RetrievalRepository {
 
   /** Texts of units valid now, for fitting an embedder's corpus statistics. */
   async currentTexts(label: UnitLabel, limit: number): Promise<string[]> {
-    const rows = await this.db.run<{ text: string }>(
-      `MATCH (u:${label}) WHERE ${currentVersionCypher('u')} RETURN u.text AS text LIMIT $limit`,
-      { limit: int(limit) },
-    );
+    const rows = await this.db.run<{ text: string }>(`MATCH (u:${label}) WHERE ${currentVersionCypher('u')} RETURN u.text AS text LIMIT $limit`, {
+      limit: int(limit),
+    });
     return rows.map((row) => row.text);
   }
 

@@ -31,9 +31,7 @@ export class SnapshotRepository {
   }
 
   async latest(): Promise<SnapshotRecord | null> {
-    const rows = await this.db.run<SnapshotRow>(
-      `MATCH (s:Snapshot) RETURN ${SNAPSHOT_FIELDS} AS snapshot ORDER BY s.takenAt DESC LIMIT 1`,
-    );
+    const rows = await this.db.run<SnapshotRow>(`MATCH (s:Snapshot) RETURN ${SNAPSHOT_FIELDS} AS snapshot ORDER BY s.takenAt DESC LIMIT 1`);
     return rows[0] ? toSnapshot(rows[0].snapshot) : null;
   }
 
@@ -53,14 +51,7 @@ export class SnapshotRepository {
   }
 
   /** Creates the snapshot in INGESTING state, or returns the one already there with this id; an earlier failed run of it is forgotten. */
-  async begin(snapshot: {
-    id: string;
-    takenAt: Date;
-    source: string;
-    complete: boolean;
-    contentHash: string;
-    articleCount: number;
-  }): Promise<SnapshotRecord> {
+  async begin(snapshot: { id: string; takenAt: Date; source: string; complete: boolean; contentHash: string; articleCount: number }): Promise<SnapshotRecord> {
     const rows = await this.db.run<SnapshotRow>(
       `OPTIONAL MATCH (failed:FailedIngest {id: $id})
        DETACH DELETE failed

@@ -13,12 +13,7 @@ import type { ArticleInput } from './snapshotReader.js';
  * date-time snapshot) and the position, so
  * planning the same snapshot twice yields the same ids.
  */
-export async function planArticle(
-  state: ArticleState,
-  article: ArticleInput,
-  snapshotId: string,
-  labeler: SentenceLabeler,
-): Promise<ArticlePlan> {
+export async function planArticle(state: ArticleState, article: ArticleInput, snapshotId: string, labeler: SentenceLabeler): Promise<ArticlePlan> {
   const plan: ArticlePlan = {
     articleId: article.id,
     title: article.title,
@@ -141,13 +136,7 @@ export function assignOrderKeys(keptKeys: ReadonlyArray<string | null>): string[
   return keys;
 }
 
-function planFacts(
-  state: ArticleState,
-  article: ArticleInput,
-  snapshotId: string,
-  plan: ArticlePlan,
-  change: RecordChange,
-): void {
+function planFacts(state: ArticleState, article: ArticleInput, snapshotId: string, plan: ArticlePlan, change: RecordChange): void {
   for (const factChange of diffFacts(state.facts, article.infobox)) {
     if (factChange.kind === 'REMOVED') {
       plan.closeFactIds.push(factChange.previous.id);
@@ -156,7 +145,13 @@ function planFacts(
     }
     const key = attributeKey(factChange.attribute);
     const id = `${article.id}#${key}#${snapshotId}`;
-    const kind = !state.exists ? null : factChange.kind === 'NEW' ? FactChangeKind.NEW : factChange.kind === 'UPDATED' ? FactChangeKind.UPDATED : FactChangeKind.REFINED;
+    const kind = !state.exists
+      ? null
+      : factChange.kind === 'NEW'
+        ? FactChangeKind.NEW
+        : factChange.kind === 'UPDATED'
+          ? FactChangeKind.UPDATED
+          : FactChangeKind.REFINED;
     plan.createFacts.push({
       id,
       subject: article.id,

@@ -85,7 +85,10 @@ export class IngestRolledBackError extends Error {
   readonly code = 'INGEST_FAILED';
 
   constructor(snapshotId: string, reason: string, options: { cause: unknown }) {
-    super(`snapshot ${snapshotId} could not be written (${reason}); it was rolled back and nothing of it is stored: correct the input and run it again, or ingest a later snapshot`, options);
+    super(
+      `snapshot ${snapshotId} could not be written (${reason}); it was rolled back and nothing of it is stored: correct the input and run it again, or ingest a later snapshot`,
+      options,
+    );
     this.name = 'IngestRolledBackError';
   }
 }

@@ -31,7 +31,8 @@ export function diffFacts(previous: readonly PreviousFact[], infobox: Readonly<R
     }
     const edit = classifyValueEdit(old.value, value);
     if (edit.kind === 'REFINED') changes.push({ kind: 'REFINED', attribute, value, previous: old, reason: edit.reason });
-    else if (edit.kind === 'UPDATED') changes.push({ kind: 'UPDATED', attribute, value, previous: old, addedMembers: edit.added, removedMembers: edit.removed });
+    else if (edit.kind === 'UPDATED')
+      changes.push({ kind: 'UPDATED', attribute, value, previous: old, addedMembers: edit.added, removedMembers: edit.removed });
   }
   for (const [key, old] of previousByKey) {
     if (!seen.has(key)) changes.push({ kind: 'REMOVED', previous: old });

@@ -18,7 +18,16 @@
 import type { Embedder } from '../embedding/index.js';
 import { rowDot } from '../embedding/vectors.js';
 import { ChatClient, type ChatEndpointConfig } from '../platform/openaiChat.js';
-import { joinWordings, RelationClassifier, relationFeatures, sameWordingJoined, wording, wordingRelation, type Relation, type Wording } from './sentenceRelations.js';
+import {
+  joinWordings,
+  RelationClassifier,
+  relationFeatures,
+  sameWordingJoined,
+  wording,
+  wordingRelation,
+  type Relation,
+  type Wording,
+} from './sentenceRelations.js';
 import type { PreviousSentence } from '../domain/plan.js';
 import { finish, gaps, matchIdentical, type SentenceAlignment, type SentenceLabeler, type SentenceLabeling } from './sentenceLabeler.js';
 import type { SplitSentence } from './sentenceSplitter.js';
@@ -232,7 +241,11 @@ export class GrowOverLabeler implements SentenceLabeler {
     const numbers = (value: string): string => (value.match(/\d+(?:[.,]\d+)*/g) ?? []).join(' ');
     const matchesByScore = oldRuns
       .flatMap((oldRun, o) => newRuns.map((newRun, n) => ({ oldRun, newRun, score: cosine(o, oldRuns.length + n) })))
-      .filter((pair) => pair.score >= this.thresholds.anchor && numbers(texts[oldRuns.indexOf(pair.oldRun)]!) === numbers(texts[oldRuns.length + newRuns.indexOf(pair.newRun)]!))
+      .filter(
+        (pair) =>
+          pair.score >= this.thresholds.anchor &&
+          numbers(texts[oldRuns.indexOf(pair.oldRun)]!) === numbers(texts[oldRuns.length + newRuns.indexOf(pair.newRun)]!),
+      )
       .sort((a, b) => b.score - a.score || a.oldRun.start - b.oldRun.start || a.newRun.start - b.newRun.start);
     for (const { oldRun, newRun } of matchesByScore) {
       const oldMembers = oldIndices.slice(oldRun.start, oldRun.end);
@@ -305,4 +318,3 @@ export class GrowOverLabeler implements SentenceLabeler {
     }
   }
 }
-

@@ -184,12 +184,15 @@ export class IngestService {
     await takeLease(leases, owner, waitMs);
     let lost = false;
     let renewal: Promise<unknown> = Promise.resolve();
-    const heartbeat = setInterval(() => {
-      renewal = leases.acquire('ingest', owner, LEASE_SECONDS).then(
-        (held) => (lost ||= !held),
-        () => {}, // a failed renewal is retried at the next beat; the batch transaction checks the lease anyway
-      );
-    }, (LEASE_SECONDS * 1000) / 3);
+    const heartbeat = setInterval(
+      () => {
+        renewal = leases.acquire('ingest', owner, LEASE_SECONDS).then(
+          (held) => (lost ||= !held),
+          () => {}, // a failed renewal is retried at the next beat; the batch transaction checks the lease anyway
+        );
+      },
+      (LEASE_SECONDS * 1000) / 3,
+    );
     return {
       owner,
       lost: () => lost,
@@ -230,9 +233,7 @@ export class IngestService {
     const snapshots = new SnapshotRepository(this.db);
     const id = snapshotIdFor(options.takenAt);
     const complete = options.complete ?? false;
-    const contentHash = createHash('sha256')
-      .update(JSON.stringify({ id, complete, articles }))
-      .digest('hex');
+    const contentHash = createHash('sha256').update(JSON.stringify({ id, complete, articles })).digest('hex');
     const report = emptyReport(articles.length);
     const holdLease = this.leaseGuard(lease.owner, lease.lost, id);
     // A rollback cut short (its process died) is finished before anything else is written.
@@ -283,7 +284,9 @@ export class IngestService {
   private async afterWriteFailure(snapshot: SnapshotRecord, error: unknown, holdLease: (tx: CypherRunner) => Promise<void>): Promise<unknown> {
     if (error instanceof IngestLeaseLostError || isDatabaseUnreachable(error)) return error;
     const rolledBack =
-      error instanceof IngestRevokedError ? new IngestRevokedError(snapshot.id, { rolledBack: true }) : new IngestRolledBackError(snapshot.id, refusalReason(error), { cause: error });
+      error instanceof IngestRevokedError
+        ? new IngestRevokedError(snapshot.id, { rolledBack: true })
+        : new IngestRolledBackError(snapshot.id, refusalReason(error), { cause: error });
     try {
       await rollBackSnapshot(this.db, snapshot, holdLease, { code: rolledBack.code, message: rolledBack.message });
     } catch {
@@ -304,7 +307,9 @@ export class IngestService {
       const snapshot = (await snapshots.list()).find((stored) => stored.id === snapshotId);
       if (!snapshot) throw new InvalidInputError(`no snapshot has the id "${snapshotId}" (\`chronoql snapshots list\` shows them); nothing changed`);
       if (snapshot.status !== SnapshotStatus.INGESTING) {
-        throw new SnapshotOrderError(`snapshot ${snapshotId} is ${snapshot.status}; only an interrupted snapshot (INGESTING) can be abandoned (nothing changed)`);
+        throw new SnapshotOrderError(
+          `snapshot ${snapshotId} is ${snapshot.status}; only an interrupted snapshot (INGESTING) can be abandoned (nothing changed)`,
+        );
       }
       const rolledBack = await rollBackSnapshot(this.db, snapshot, this.leaseGuard(owner, leaseLost, snapshotId), abandonedIngest(snapshotId));
       this.onCommitted();
@@ -379,7 +384,10 @@ interface BegunIngest {
 const FINISHED_ROLLBACK: SnapshotFailure = { code: 'INGEST_FAILED', message: 'its ingest failed and was rolled back; nothing of it is stored' };
 
 function abandonedIngest(snapshotId: string): SnapshotFailure {
-  return { code: 'INGEST_ABANDONED', message: `snapshot ${snapshotId} was interrupted and then abandoned (\`chronoql snapshots abandon\`); nothing of it is stored` };
+  return {
+    code: 'INGEST_ABANDONED',
+    message: `snapshot ${snapshotId} was interrupted and then abandoned (\`chronoql snapshots abandon\`); nothing of it is stored`,
+  };
 }
 
 function interruptedIngest(snapshotId: string): SnapshotFailure {
@@ -419,9 +427,7 @@ function checkOrder(latest: SnapshotRecord, id: string, takenAt: Date, contentHa
     );
   }
   if (latest.id === id && latest.contentHash !== contentHash) {
-    throw new SnapshotOrderError(
-      `a different snapshot dated ${id} is already stored (its content differs); snapshots cannot be rewritten (nothing written)`,
-    );
+    throw new SnapshotOrderError(`a different snapshot dated ${id} is already stored (its content differs); snapshots cannot be rewritten (nothing written)`);
   }
   if (latest.id !== id && latest.status === SnapshotStatus.INGESTING) {
     throw new SnapshotOrderError(

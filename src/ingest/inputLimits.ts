@@ -50,10 +50,13 @@ export function sizeProblems(article: { id: string; title: string; text: string;
   if (entries.length > MAX_INFOBOX_ENTRIES) {
     problems.push(`"infobox" has ${entries.length.toLocaleString('en-US')} entries; at most ${MAX_INFOBOX_ENTRIES.toLocaleString('en-US')} are allowed`);
   }
-  const total = utf8Bytes(article.id) + utf8Bytes(article.title) + utf8Bytes(article.text) + entries.reduce((sum, [a, v]) => sum + utf8Bytes(a) + utf8Bytes(v), 0);
+  const total =
+    utf8Bytes(article.id) + utf8Bytes(article.title) + utf8Bytes(article.text) + entries.reduce((sum, [a, v]) => sum + utf8Bytes(a) + utf8Bytes(v), 0);
   if (total > MAX_ARTICLE_BYTES) {
     // Listing every oversized part of a 30 MB article as well would only repeat this.
-    problems.push(`the article is ${kib(total)}; at most ${kib(MAX_ARTICLE_BYTES)} (id, title, text and infobox together) are allowed: split it into several articles`);
+    problems.push(
+      `the article is ${kib(total)}; at most ${kib(MAX_ARTICLE_BYTES)} (id, title, text and infobox together) are allowed: split it into several articles`,
+    );
     return problems;
   }
   problems.push(...tooLong('"id"', article.id, MAX_ID_BYTES));
@@ -82,7 +85,10 @@ export const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 export const MAX_BATCH_INFOBOX_ENTRIES = 20_000;
 
 /** The articles in order, in batches of at most `maxArticles` and the bounds above (an article alone may pass them). */
-export function* transactionBatches<T extends { id: string; title: string; text: string; infobox: Record<string, string> }>(articles: readonly T[], maxArticles: number): Generator<T[]> {
+export function* transactionBatches<T extends { id: string; title: string; text: string; infobox: Record<string, string> }>(
+  articles: readonly T[],
+  maxArticles: number,
+): Generator<T[]> {
   let batch: T[] = [];
   let bytes = 0;
   let entries = 0;

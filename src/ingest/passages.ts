@@ -11,11 +11,7 @@ export const PASSAGE_OVERLAP_CHARS = 10;
  * edit therefore changes only the passages of its own paragraph, and the others keep their
  * node (and their embedding) from one snapshot to the next.
  */
-export function chunkPassages(
-  sentences: readonly SplitSentence[],
-  maxChars = PASSAGE_MAX_CHARS,
-  overlapChars = PASSAGE_OVERLAP_CHARS,
-): string[] {
+export function chunkPassages(sentences: readonly SplitSentence[], maxChars = PASSAGE_MAX_CHARS, overlapChars = PASSAGE_OVERLAP_CHARS): string[] {
   const passages: string[] = [];
   let current = '';
   const flush = (): void => {

@@ -103,7 +103,11 @@ export class ExactMatchLabeler implements SentenceLabeler {
 }
 
 /** Fills unlabeled new sentences as NEW and lists the old sentences nothing succeeded as DELETED. */
-export function finish(previous: readonly PreviousSentence[], alignments: ReadonlyArray<SentenceAlignment | undefined>, oldTaken: readonly boolean[]): SentenceLabeling {
+export function finish(
+  previous: readonly PreviousSentence[],
+  alignments: ReadonlyArray<SentenceAlignment | undefined>,
+  oldTaken: readonly boolean[],
+): SentenceLabeling {
   return {
     alignments: alignments.map((alignment) => alignment ?? { kind: 'NEW' }),
     deletedIds: previous.filter((_, index) => !oldTaken[index]).map((sentence) => sentence.id),
@@ -120,10 +124,7 @@ export function longestCommonSubsequence(a: readonly string[], b: readonly strin
   const lengths = new Uint32Array((a.length + 1) * width);
   for (let i = a.length - 1; i >= 0; i -= 1) {
     for (let j = b.length - 1; j >= 0; j -= 1) {
-      lengths[i * width + j] =
-        a[i] === b[j]
-          ? lengths[(i + 1) * width + j + 1]! + 1
-          : Math.max(lengths[(i + 1) * width + j]!, lengths[i * width + j + 1]!);
+      lengths[i * width + j] = a[i] === b[j] ? lengths[(i + 1) * width + j + 1]! + 1 : Math.max(lengths[(i + 1) * width + j]!, lengths[i * width + j + 1]!);
     }
   }
   const pairs: Array<[number, number]> = [];

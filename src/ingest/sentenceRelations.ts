@@ -33,7 +33,9 @@ export const RELATION_FEATURES = [
 ] as const;
 
 const NUMBER_WORDS = new Set(
-  'one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion first second third fourth fifth'.split(' '),
+  'one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion first second third fourth fifth'.split(
+    ' ',
+  ),
 );
 /** Words that put a statement in the future: "will", "scheduled", "upcoming"; their coming or going revises the statement. */
 const FUTURE = new Set(['will', 'scheduled', 'upcoming', 'expected', 'planned', 'due', 'shall']);
@@ -59,7 +61,13 @@ function facts(text: string): SentenceFacts {
   const dates = new Set<string>();
   for (const sentence of sentences) {
     for (const entity of sentence.entities) {
-      if (entity.type === 'DATE' || entity.type === 'DURATION' || entity.type === 'TIME') dates.add(sentence.tokens.slice(entity.start, entity.end).map((t) => t.lower).join(' '));
+      if (entity.type === 'DATE' || entity.type === 'DURATION' || entity.type === 'TIME')
+        dates.add(
+          sentence.tokens
+            .slice(entity.start, entity.end)
+            .map((t) => t.lower)
+            .join(' '),
+        );
     }
   }
   const names = new Set<string>();
@@ -78,7 +86,14 @@ function facts(text: string): SentenceFacts {
   return {
     words,
     content: new Set(tokens.filter((token) => isWord(token.text) && !token.stop).map((token) => token.stem)),
-    predicate: new Set(tokens.filter((token) => isWord(token.text) && !token.stop && token.pos !== 'PROPN' && token.pos !== 'NUM' && !/\d/.test(token.text) && !NUMBER_WORDS.has(token.lower)).map((token) => token.stem)),
+    predicate: new Set(
+      tokens
+        .filter(
+          (token) =>
+            isWord(token.text) && !token.stop && token.pos !== 'PROPN' && token.pos !== 'NUM' && !/\d/.test(token.text) && !NUMBER_WORDS.has(token.lower),
+        )
+        .map((token) => token.stem),
+    ),
     numbers: new Set(tokens.filter((token) => /\d/.test(token.text) || NUMBER_WORDS.has(token.lower)).map((token) => token.lower)),
     dates,
     names,

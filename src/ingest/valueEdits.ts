@@ -176,7 +176,7 @@ export function classifyValueEdit(before: string, after: string): ValueEdit {
   const qualifierA = new Set(folded(restA.join(' ')).split(' ').filter(Boolean));
   const qualifierB = new Set(folded(restB.join(' ')).split(' ').filter(Boolean));
   const rewordedQualifier = qualifierA.size === 0 || qualifierB.size === 0 || [...qualifierA].some((word) => qualifierB.has(word));
-  if (digits(a) === digits(b) && folded(headA!) === folded(headB!) && folded(headA!) !== '' && (restA.length + restB.length > 0) && rewordedQualifier) {
+  if (digits(a) === digits(b) && folded(headA!) === folded(headB!) && folded(headA!) !== '' && restA.length + restB.length > 0 && rewordedQualifier) {
     return { kind: 'REFINED', reason: 'QUALIFIER' };
   }
   return { kind: 'UPDATED', added: [], removed: [] };

@@ -94,7 +94,8 @@ export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: So
   if (rows.length === 0) throw new RangeError('training needs at least one row');
   rows.forEach((row, r) => {
     if (row.features.length !== width) throw new RangeError(`row ${r} has ${row.features.length} features, expected ${width}`);
-    if (!Number.isInteger(row.label) || row.label < 0 || row.label >= classes) throw new RangeError(`row ${r} has label ${row.label}, expected 0..${classes - 1}`);
+    if (!Number.isInteger(row.label) || row.label < 0 || row.label >= classes)
+      throw new RangeError(`row ${r} has label ${row.label}, expected 0..${classes - 1}`);
     if (!row.features.every(Number.isFinite)) throw new RangeError(`row ${r} has a feature that is NaN or Infinity`);
   });
   const { iterations = 400, learningRate = 0.05, l2 = 1e-4, hidden = 0 } = options;
@@ -180,7 +181,9 @@ export function trainSoftmaxRegression(rows: readonly TrainingRow[], options: So
       features: [...options.features],
       normalization: { mean: mean.map(round), std: std.map(round) },
       layers: shapes.map((shape, l) => ({
-        weights: Array.from({ length: shape.outputs }, (_, o) => Array.from(params.subarray(shape.weights + o * shape.inputs, shape.weights + (o + 1) * shape.inputs), round)),
+        weights: Array.from({ length: shape.outputs }, (_, o) =>
+          Array.from(params.subarray(shape.weights + o * shape.inputs, shape.weights + (o + 1) * shape.inputs), round),
+        ),
         bias: Array.from(params.subarray(shape.bias, shape.bias + shape.outputs), round),
         ...(l < last ? { activation: 'relu' as const } : {}),
       })),

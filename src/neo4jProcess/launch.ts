@@ -140,8 +140,7 @@ async function startInstance(plan: LaunchPlan, port: number): Promise<Instance> 
     logStream.end();
     if (!stopping) {
       plan.log(
-        `The managed Neo4j (pid ${child.pid}) exited unexpectedly (code ${code}, signal ${signal}): ` +
-          `${tail(stderrTail.join('\n'), 5)} See ${logFile}.`,
+        `The managed Neo4j (pid ${child.pid}) exited unexpectedly (code ${code}, signal ${signal}): ` + `${tail(stderrTail.join('\n'), 5)} See ${logFile}.`,
       );
     }
   });
@@ -189,13 +188,7 @@ function trackExit(child: ChildProcess): Promise<ExitInfo> {
   });
 }
 
-function waitForReady(
-  child: ChildProcess,
-  exited: Promise<ExitInfo>,
-  logStream: WriteStream,
-  stderrTail: string[],
-  timeoutMs: number,
-): Promise<void> {
+function waitForReady(child: ChildProcess, exited: Promise<ExitInfo>, logStream: WriteStream, stderrTail: string[], timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let ready = false;
     let stdoutBuffer = '';
@@ -222,11 +215,7 @@ function waitForReady(
       }
     });
     const timer = setTimeout(() => {
-      reject(
-        new ManagedNeo4jError(
-          `The managed Neo4j did not become ready within ${Math.round(timeoutMs / 1000)} s.` + formatTail(stderrTail),
-        ),
-      );
+      reject(new ManagedNeo4jError(`The managed Neo4j did not become ready within ${Math.round(timeoutMs / 1000)} s.` + formatTail(stderrTail)));
     }, timeoutMs);
     void exited.then(({ code, signal, spawnError }) => {
       if (ready) return;
@@ -245,18 +234,12 @@ function launchExitError(code: number | null, signal: NodeJS.Signals | null, std
   const launcherLine = [...stderrTail].reverse().find((line) => line.startsWith('chronoql-neo4j:'));
   const reason = launcherLine?.replace(/^chronoql-neo4j:\s*/, '');
   if (code === EXIT_STORE_LOCKED) {
-    return new LaunchExitError(
-      `The managed Neo4j cannot start: ${reason ?? 'its store is locked by another process'}.`,
-      code,
-    );
+    return new LaunchExitError(`The managed Neo4j cannot start: ${reason ?? 'its store is locked by another process'}.`, code);
   }
   if (code === EXIT_PORT_IN_USE) {
     return new LaunchExitError(`The managed Neo4j cannot start: ${reason ?? 'its Bolt port is in use'}.`, code);
   }
-  return new LaunchExitError(
-    `The managed Neo4j exited before it was ready (code ${code}, signal ${signal}).` + formatTail(stderrTail),
-    code,
-  );
+  return new LaunchExitError(`The managed Neo4j exited before it was ready (code ${code}, signal ${signal}).` + formatTail(stderrTail), code);
 }
 
 async function waitForBolt(uri: string, timeoutMs: number, exited: Promise<ExitInfo>, password: string): Promise<boolean> {

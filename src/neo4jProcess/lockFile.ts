@@ -7,12 +7,7 @@ import { ManagedNeo4jError } from './options.js';
  * Runs `work` while holding an exclusive lock file (created with O_EXCL, so only one process
  * can create it). A lock whose owner pid is dead is stale and taken over.
  */
-export async function withLockFile<T>(
-  lockPath: string,
-  waitTimeoutMs: number,
-  log: (msg: string) => void,
-  work: () => Promise<T>,
-): Promise<T> {
+export async function withLockFile<T>(lockPath: string, waitTimeoutMs: number, log: (msg: string) => void, work: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + waitTimeoutMs;
   let announcedWait = false;
   for (;;) {
@@ -37,8 +32,7 @@ export async function withLockFile<T>(
     }
     if (Date.now() > deadline) {
       throw new ManagedNeo4jError(
-        `Timed out waiting for ${lockPath}, held by another ChronoQL process. ` +
-          'If no other ChronoQL process is running, delete the file and retry.',
+        `Timed out waiting for ${lockPath}, held by another ChronoQL process. ` + 'If no other ChronoQL process is running, delete the file and retry.',
       );
     }
     if (!announcedWait) {

@@ -39,8 +39,7 @@ export async function startManagedNeo4j(options: ManagedNeo4jOptions): Promise<N
 }
 
 function validateOptions(options: ManagedNeo4jOptions): void {
-  const positiveInteger = (value: number | undefined, max: number): boolean =>
-    value === undefined || (Number.isInteger(value) && value > 0 && value <= max);
+  const positiveInteger = (value: number | undefined, max: number): boolean => value === undefined || (Number.isInteger(value) && value > 0 && value <= max);
   if (!options.dataDir) throw new ManagedNeo4jError('The managed Neo4j needs a data directory (dataDir).');
   if (!positiveInteger(options.boltPort, 65_535)) {
     throw new ManagedNeo4jError(`Invalid Bolt port ${options.boltPort}: expected an integer from 1 to 65535.`);

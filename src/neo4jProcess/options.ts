@@ -34,4 +34,3 @@ export class ManagedNeo4jError extends Error {
 
 /** Without a password, auth is off in the launcher (it only listens on loopback) and any credentials pass. */
 export const LOCAL_USER = 'neo4j';
-

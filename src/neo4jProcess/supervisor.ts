@@ -173,7 +173,11 @@ function supervise(plan: Plan, first: Holder): Neo4jConnection {
       stopped = true;
       const pending = restarting;
       await current.stop();
-      if (pending) await pending.then((next) => next.stop(), () => {});
+      if (pending)
+        await pending.then(
+          (next) => next.stop(),
+          () => {},
+        );
     },
   };
 }

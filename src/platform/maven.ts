@@ -29,7 +29,11 @@ export function runMaven(args: readonly string[], options: { purpose: string; cw
       (error, stdout, stderr) => {
         if (!error) resolve();
         else if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-          reject(new MavenError(`Maven is needed to ${options.purpose}, but \`mvn\` was not found on PATH. Install Maven 3.6+ (e.g. \`apt-get install maven\`) and a JDK 17+.`));
+          reject(
+            new MavenError(
+              `Maven is needed to ${options.purpose}, but \`mvn\` was not found on PATH. Install Maven 3.6+ (e.g. \`apt-get install maven\`) and a JDK 17+.`,
+            ),
+          );
         } else {
           reject(new MavenError(`mvn ${args.join(' ')} failed (Maven needs Maven Central the first time):\n${lastLines(stdout + stderr, 40)}`));
         }

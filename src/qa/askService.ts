@@ -73,16 +73,26 @@ export class AskService {
     const timings = emptyTimings();
     const asked = await this.planner.plan(requests, defaultAsOf, where);
     timings.decisionMs = now() - started;
-    await this.answer(asked.flatMap((a) => a.jobs), timings);
+    await this.answer(
+      asked.flatMap((a) => a.jobs),
+      timings,
+    );
     timings.totalMs = now() - started;
     return asked.map((a) => this.result(a, timings));
   }
 
   /** The first round of every question as GATED runs it, with each candidate's gate features: what `train-gate` learns from. */
   async firstRoundCandidates(requests: readonly AskRequest[], defaultAsOf: Date): Promise<GatedCandidate[][]> {
-    const asked = await this.planner.plan(requests.map((r) => ({ ...r, retrieval: RetrievalMode.GATED })), defaultAsOf, 'questions');
+    const asked = await this.planner.plan(
+      requests.map((r) => ({ ...r, retrieval: RetrievalMode.GATED })),
+      defaultAsOf,
+      'questions',
+    );
     const jobs = asked.map((a) => a.jobs[a.jobs.length - 1]);
-    await this.firstRound(jobs.filter((job): job is Job => job !== undefined), emptyTimings());
+    await this.firstRound(
+      jobs.filter((job): job is Job => job !== undefined),
+      emptyTimings(),
+    );
     return jobs.map((job) => job?.candidates ?? []);
   }
 
@@ -111,14 +121,20 @@ export class AskService {
         const generations = await group[0]!.generator.generate(group.map((job, i) => ({ question: job.question, evidence: null, memory: memories[i] })));
         group.forEach((job, i) => {
           const { answer, confidence, score } = generations[i]!;
-          job.chosen = memories[i] || answer ? { ...blankCandidate(memories[i] ?? closedBookEvidence(job)), answer, generatorConfidence: confidence, readerScore: score } : null;
+          job.chosen =
+            memories[i] || answer
+              ? { ...blankCandidate(memories[i] ?? closedBookEvidence(job)), answer, generatorConfidence: confidence, readerScore: score }
+              : null;
           job.candidates = job.chosen ? [job.chosen] : [];
         });
       }),
     );
     timings.generationMs += now() - started;
     // NEVER is the generator-alone baseline: nothing from the graph may judge it.
-    await this.gateCandidates(jobs.filter((job) => job.mode !== RetrievalMode.NEVER && job.memoryFact !== null), timings);
+    await this.gateCandidates(
+      jobs.filter((job) => job.mode !== RetrievalMode.NEVER && job.memoryFact !== null),
+      timings,
+    );
   }
 
   private async firstRound(jobs: Job[], timings: StageTimings): Promise<void> {
@@ -138,7 +154,8 @@ export class AskService {
       await this.planner.linkRetrievedSubjects(group);
       for (const job of group) {
         // The RaLM baseline reads retrieved passages only; the gated modes also weigh the graph's fact.
-        const withFact = job.factMatch && job.mode !== RetrievalMode.ALWAYS && this.options.factCandidates !== false ? [factEvidence(job.factMatch.fact, 1)] : [];
+        const withFact =
+          job.factMatch && job.mode !== RetrievalMode.ALWAYS && this.options.factCandidates !== false ? [factEvidence(job.factMatch.fact, 1)] : [];
         job.candidates = [...job.rounds[0]!.hits, ...withFact].map((e) => blankCandidate(e));
       }
     }
@@ -190,10 +207,14 @@ export class AskService {
   /** Generates every candidate still without an answer (of `round`, when given), then gates them all. */
   private async generateAndGate(jobs: Job[], timings: StageTimings, round?: number): Promise<void> {
     const started = now();
-    const pending = jobs.flatMap((job) => job.candidates.filter((c) => round === undefined || c.evidence.round === round).map((candidate) => ({ job, candidate })));
+    const pending = jobs.flatMap((job) =>
+      job.candidates.filter((c) => round === undefined || c.evidence.round === round).map((candidate) => ({ job, candidate })),
+    );
     await Promise.all(
       [...groupBy(pending, (p) => p.job.generator.name).values()].map(async (group) => {
-        const generations = await group[0]!.job.generator.generate(group.map(({ job, candidate }) => ({ question: job.question, evidence: candidate.evidence })));
+        const generations = await group[0]!.job.generator.generate(
+          group.map(({ job, candidate }) => ({ question: job.question, evidence: candidate.evidence })),
+        );
         group.forEach(({ candidate }, i) => {
           candidate.answer = generations[i]!.answer;
           candidate.generatorConfidence = generations[i]!.confidence;
@@ -268,7 +289,13 @@ export class AskService {
         timings: { ...timings },
       };
     }
-    const answers = jobs.map((job) => ({ instant: job.asOf, guess: job.chosen?.answer || null, adopted: this.adopted(job.chosen), certainty: job.chosen?.certainty ?? null, evidence: job.chosen?.evidence ?? null }));
+    const answers = jobs.map((job) => ({
+      instant: job.asOf,
+      guess: job.chosen?.answer || null,
+      adopted: this.adopted(job.chosen),
+      certainty: job.chosen?.certainty ?? null,
+      evidence: job.chosen?.evidence ?? null,
+    }));
     const end = asked.scope?.to && asked.scope.to < asked.asOf ? asked.scope.to : asked.asOf;
     const { main, others } = jobs.length > 1 ? mergeScopedAnswers(answers, end, plan.main) : { main: 0, others: [] };
     const job = jobs[main]!;
@@ -299,7 +326,8 @@ export class AskService {
 
 /** Why the best guess is not adopted. */
 function abstention(chosen: GatedCandidate, gate: CertaintyGate | null, strangers: readonly string[]): string {
-  if (strangers.length > 0) return `not adopted: the store knows nothing about ${strangers.map((name) => `"${name}"`).join(', ')}; "${chosen.answer}" is the best guess`;
+  if (strangers.length > 0)
+    return `not adopted: the store knows nothing about ${strangers.map((name) => `"${name}"`).join(', ')}; "${chosen.answer}" is the best guess`;
   if (gate === null) return 'not adopted: no certainty gate is trained (chronoql train-gate)';
   if (chosen.certainty === null) return 'not adopted: the answer comes from the generator alone, which the gate does not score';
   return `not adopted: p(reliable) ${chosen.certainty.reliable.toFixed(2)} is below ${gate.threshold(chosen.evidence).toFixed(2)}, where answers from ${chosen.evidence.kind === EvidenceKind.FACT ? 'facts' : 'text'} are adopted; "${chosen.answer}" is the best guess`;
@@ -311,7 +339,14 @@ function blankCandidate(evidence: Evidence): GatedCandidate {
 
 /** A closed-book answer from a generator's own knowledge has no document; it is shown as of the generator's knowledge. */
 function closedBookEvidence(job: Job): Evidence {
-  return documentEvidence({ kind: EvidenceKind.FACT, id: `closed-book:${job.generator.name}`, articleId: '', text: `${job.generator.name} without retrieval`, validFrom: job.asOf, validTo: null });
+  return documentEvidence({
+    kind: EvidenceKind.FACT,
+    id: `closed-book:${job.generator.name}`,
+    articleId: '',
+    text: `${job.generator.name} without retrieval`,
+    validFrom: job.asOf,
+    validTo: null,
+  });
 }
 
 function bestByReliability(candidates: readonly GatedCandidate[]): GatedCandidate | null {

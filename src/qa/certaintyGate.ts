@@ -102,7 +102,13 @@ function answerContext(text: string, answer: string): { sentence: string; window
   const sentences = annotate(text);
   const at = wanted === '' ? -1 : sentences.findIndex((sentence) => normalizeAnswer(sentence.text).includes(wanted));
   if (at < 0) return { sentence: text, window: text };
-  return { sentence: sentences[at]!.text, window: sentences.slice(Math.max(0, at - 1), at + 2).map((s) => s.text).join(' ') };
+  return {
+    sentence: sentences[at]!.text,
+    window: sentences
+      .slice(Math.max(0, at - 1), at + 2)
+      .map((s) => s.text)
+      .join(' '),
+  };
 }
 
 function namesIn(names: readonly string[], text: string): number {
@@ -159,12 +165,15 @@ export class CertaintyGate {
   static fromModel(model: GateModelFile): CertaintyGate {
     const classifier = Classifier.fromJson(model.classifier);
     if (classifier.features.join() !== GATE_FEATURES.join() || classifier.classes.join() !== GATE_CLASSES.join()) {
-      throw new RangeError(`certainty gate model must have features [${GATE_FEATURES.join(', ')}] and classes [${GATE_CLASSES.join(', ')}]: retrain it with \`chronoql train-gate\``);
+      throw new RangeError(
+        `certainty gate model must have features [${GATE_FEATURES.join(', ')}] and classes [${GATE_CLASSES.join(', ')}]: retrain it with \`chronoql train-gate\``,
+      );
     }
     if (!(model.lambda >= 0)) throw new RangeError(`certainty gate model: lambda must be ≥ 0, got ${model.lambda}`);
     for (const kind of ['fact', 'text'] as const) {
       const threshold = model.adoptAt?.[kind];
-      if (!(typeof threshold === 'number' && threshold > 0 && threshold <= 1)) throw new RangeError(`certainty gate model: adoptAt.${kind} must be in (0, 1], got ${threshold}`);
+      if (!(typeof threshold === 'number' && threshold > 0 && threshold <= 1))
+        throw new RangeError(`certainty gate model: adoptAt.${kind} must be in (0, 1], got ${threshold}`);
     }
     return new CertaintyGate(classifier, model.lambda, model.adoptAt);
   }

@@ -14,7 +14,8 @@ export function conversationSummary(turns: readonly Turn[]): string {
   for (const turn of turns) {
     for (const text of [turn.question, turn.answer ?? '']) {
       annotate(text).forEach((sentence, s) => {
-        for (const span of candidateSpans(sentence, s)) if (span.form === 'whole' && (span.types.has(AnswerType.NAME) || span.types.has(AnswerType.THING))) phrases.add(span.text);
+        for (const span of candidateSpans(sentence, s))
+          if (span.form === 'whole' && (span.types.has(AnswerType.NAME) || span.types.has(AnswerType.THING))) phrases.add(span.text);
       });
     }
   }
@@ -52,10 +53,13 @@ export function continuation(
   if (evidence.length === 0) return { covered: false, evidence, cues: ['no evidence from earlier turns'] };
   const facts = evidence.filter((e) => e.kind === EvidenceKind.FACT);
   if (askedFact && facts.some((fact) => sameFact(fact.id, askedFact.id))) {
-    const cue = question.asksForEarlier ? `earlier turns' fact has a previous version: ${askedFact.value}` : `earlier turns' evidence holds ${askedFact.attribute}`;
+    const cue = question.asksForEarlier
+      ? `earlier turns' fact has a previous version: ${askedFact.value}`
+      : `earlier turns' evidence holds ${askedFact.attribute}`;
     return { covered: true, evidence: [factEvidence(askedFact), ...evidence.filter((e) => e.kind !== EvidenceKind.FACT)], cues: [cue] };
   }
-  if (askedFact) return { covered: false, evidence, cues: [`asks for ${askedFact.attribute} of ${askedFact.subject}, which the earlier evidence does not hold`] };
+  if (askedFact)
+    return { covered: false, evidence, cues: [`asks for ${askedFact.attribute} of ${askedFact.subject}, which the earlier evidence does not hold`] };
   let best = 0;
   let typed = false;
   for (const item of evidence.filter((e) => e.kind !== EvidenceKind.FACT)) {
@@ -66,5 +70,9 @@ export function continuation(
     typed ||= sentences.some((sentence, s) => candidateSpans(sentence, s).some((span) => span.types.has(question.answerType)));
   }
   const covered = best >= 0.6 && typed && !question.asksForEarlier;
-  return { covered, evidence, cues: [`earlier evidence covers ${Math.round(best * 100)}% of the turn's words${typed ? '' : ', with no answer of the expected type'}`] };
+  return {
+    covered,
+    evidence,
+    cues: [`earlier evidence covers ${Math.round(best * 100)}% of the turn's words${typed ? '' : ', with no answer of the expected type'}`],
+  };
 }

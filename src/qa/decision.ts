@@ -41,7 +41,9 @@ export function decideRetrieval(input: DecisionInput): Decision {
   for (const subject of subjects) {
     const profile = profiles.get(subject.articleId);
     if (!profile) continue;
-    const facts = profile.changedFacts.map((fact) => `${fact.attribute} (${isoDay(fact.validTo !== null && fact.validTo <= asOf ? fact.validTo : fact.validFrom)})`);
+    const facts = profile.changedFacts.map(
+      (fact) => `${fact.attribute} (${isoDay(fact.validTo !== null && fact.validTo <= asOf ? fact.validTo : fact.validFrom)})`,
+    );
     if (facts.length > 0) cues.push(`${subject.title}: facts changed between cutoff and asOf: ${[...new Set(facts)].join(', ')}`);
     if (profile.sentenceChanges > 0) cues.push(`${subject.title}: ${profile.sentenceChanges} sentence changes between cutoff and asOf`);
   }

@@ -59,7 +59,14 @@ export class FactLinker {
     scored.sort((a, b) => b.score - a.score);
     const [best, second] = scored;
     if (!best || best.score < FACT_LINKING.minScore) return null;
-    return { fact: best.fact, subject: best.subject, similarity: best.similarity, margin: best.score - (second?.score ?? best.score - 1), wordOverlap: best.wordOverlap, score: best.score };
+    return {
+      fact: best.fact,
+      subject: best.subject,
+      similarity: best.similarity,
+      margin: best.score - (second?.score ?? best.score - 1),
+      wordOverlap: best.wordOverlap,
+      score: best.score,
+    };
   }
 
   private async vectors(texts: readonly string[]): Promise<Float32Array[]> {
@@ -74,5 +81,7 @@ export class FactLinker {
 
 /** The values an attribute had before `fact` held it, up to `instant` (its outdated versions). */
 export function formerValues(versions: readonly FactRecord[], fact: FactRecord, instant: Date): string[] {
-  return versions.filter((other) => other.attribute === fact.attribute && other.validTo !== null && other.validTo <= instant && other.value !== fact.value).map((other) => other.value);
+  return versions
+    .filter((other) => other.attribute === fact.attribute && other.validTo !== null && other.validTo <= instant && other.value !== fact.value)
+    .map((other) => other.value);
 }

@@ -18,8 +18,14 @@ export interface QuestionAnalysis {
 
 const TYPE_RULES: Array<[RegExp, AnswerType]> = [
   [/\b(when|what (year|date|day|month|time|century|decade)|which (year|date|day|month|century|decade)|since when)\b/, AnswerType.DATE],
-  [/\b(how (many|much|long|far|old|tall|high|large|big|deep|wide|fast)|what (percentage|percent|number|amount|rate|size|population|share))\b/, AnswerType.NUMBER],
-  [/\b(where|what (city|country|state|place|region|continent|town|location|island|river)|which (city|country|state|place|region|continent|town|location|island|river))\b/, AnswerType.PLACE],
+  [
+    /\b(how (many|much|long|far|old|tall|high|large|big|deep|wide|fast)|what (percentage|percent|number|amount|rate|size|population|share))\b/,
+    AnswerType.NUMBER,
+  ],
+  [
+    /\b(where|what (city|country|state|place|region|continent|town|location|island|river)|which (city|country|state|place|region|continent|town|location|island|river))\b/,
+    AnswerType.PLACE,
+  ],
   [/\b(who|whom|whose|which (person|team|club|company|organi[sz]ation|group|party|player|country's))\b/, AnswerType.NAME],
 ];
 
@@ -28,7 +34,8 @@ const TEMPORAL_PATTERNS: RegExp[] = [
 ];
 const EARLIER_WORDS = /\b(before (that|him|her|them|then)|previous(ly)?|prior|former|predecessor|earlier|preceded|until then)\b/i;
 /** "before Donald Tusk": before a name that is no month, weekday or feast (those are times). */
-const BEFORE_NAME = /\bbefore (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*/u;
+const BEFORE_NAME =
+  /\bbefore (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*/u;
 
 /** The words by which a question asks for an earlier value than the one it names or implies, or null. */
 export function earlierCue(question: string): string | null {
@@ -86,4 +93,3 @@ export function questionNames(question: QuestionAnalysis): string[] {
 }
 
 const NAME_JOINERS = new Set(['of', 'de', 'the', 'and', 'van', 'von', 'del', 'da']);
-

@@ -21,7 +21,17 @@ import { analyseQuestion, questionNames, type QuestionAnalysis } from './questio
 import type { SpanReader } from './reader/spanReader.js';
 import { SubjectIndex, type LinkedSubject } from './subjects.js';
 import { readTimeScope, scopeInstants, TimeScopeKind, type ScopeInstants, type TimeScope } from './timeScope.js';
-import { DecisionAction, EvidenceKind, RetrievalMode, type AskRequest, type Decision, type Evidence, type RetrievalRound, type ScoredCandidate, type Turn } from './types.js';
+import {
+  DecisionAction,
+  EvidenceKind,
+  RetrievalMode,
+  type AskRequest,
+  type Decision,
+  type Evidence,
+  type RetrievalRound,
+  type ScoredCandidate,
+  type Turn,
+} from './types.js';
 
 /** A candidate with the gate's feature row (kept for training the gate) and the reader's raw score. */
 export interface GatedCandidate extends ScoredCandidate {
@@ -116,7 +126,9 @@ export class QuestionPlanner {
     const own = checked.map(({ question }) => analyseQuestion(question));
     const analyses = checked.map(({ turns }, index) => analyseInConversation(own[index]!, turns));
     // A bare follow-up ("And before that?") means what the turn before it asked.
-    const meanings = checked.map(({ turns }, index) => (turns.length > 0 && own[index]!.terms.size === 0 ? analyseQuestion(turns.at(-1)!.question) : analyses[index]!));
+    const meanings = checked.map(({ turns }, index) =>
+      turns.length > 0 && own[index]!.terms.size === 0 ? analyseQuestion(turns.at(-1)!.question) : analyses[index]!,
+    );
     const vectors = await this.options.reader.questionVectors(meanings);
     const planned = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
@@ -181,11 +193,16 @@ export class QuestionPlanner {
               const continued = continuation(analysis, conversationEvidence, asked ?? null, (fact) => factEvidence(fact, 0));
               decision = continued.covered
                 ? { ...decision, action: DecisionAction.CONTINUE_WITH_EVIDENCE, cues: [...continued.cues, ...decision.cues] }
-                : { ...decision, action: DecisionAction.RETRIEVE, cues: [...continued.cues, `retrieving with the conversation summary "${summary}"`, ...decision.cues] };
+                : {
+                    ...decision,
+                    action: DecisionAction.RETRIEVE,
+                    cues: [...continued.cues, `retrieving with the conversation summary "${summary}"`, ...decision.cues],
+                  };
               evidence = continued.evidence;
             }
             if (mode === RetrievalMode.NEVER) decision = { ...decision, action: DecisionAction.NO_RETRIEVE, cues: ['retrieval mode NEVER', ...decision.cues] };
-            else if (mode !== RetrievalMode.ADAPTIVE) decision = { ...decision, action: DecisionAction.RETRIEVE, cues: [`retrieval mode ${mode}`, ...decision.cues] };
+            else if (mode !== RetrievalMode.ADAPTIVE)
+              decision = { ...decision, action: DecisionAction.RETRIEVE, cues: [`retrieval mode ${mode}`, ...decision.cues] };
             return {
               question: analysis,
               vector: vectors[index]!,
@@ -245,7 +262,9 @@ export class QuestionPlanner {
    * candidate subjects too.
    */
   async linkRetrievedSubjects(jobs: readonly Job[]): Promise<void> {
-    const open = jobs.filter((job) => job.factMatch === null && !job.question.asksForEarlier && job.mode !== RetrievalMode.ALWAYS && this.options.factCandidates !== false);
+    const open = jobs.filter(
+      (job) => job.factMatch === null && !job.question.asksForEarlier && job.mode !== RetrievalMode.ALWAYS && this.options.factCandidates !== false,
+    );
     const articleIds = [...new Set(open.flatMap((job) => job.rounds[0]!.hits.map((hit) => hit.articleId)))];
     if (articleIds.length === 0) return;
     const versions = await this.options.reads.factVersions(articleIds);

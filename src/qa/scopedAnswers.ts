@@ -32,10 +32,20 @@ export function mergeScopedAnswers(answers: readonly InstantAnswer[], end: Date,
     if (last && last.key === key) {
       last.to = to;
       last.adopted ||= answer.adopted;
-      if ((answer.certainty?.reliable ?? 0) > (last.certainty?.reliable ?? 0)) Object.assign(last, { certainty: answer.certainty, evidence: answer.evidence, representative: i });
+      if ((answer.certainty?.reliable ?? 0) > (last.certainty?.reliable ?? 0))
+        Object.assign(last, { certainty: answer.certainty, evidence: answer.evidence, representative: i });
       return;
     }
-    runs.push({ key, text: answer.guess ?? '', adopted: answer.adopted, certainty: answer.certainty, from: answer.instant, to, evidence: answer.evidence, representative: i });
+    runs.push({
+      key,
+      text: answer.guess ?? '',
+      adopted: answer.adopted,
+      certainty: answer.certainty,
+      from: answer.instant,
+      to,
+      evidence: answer.evidence,
+      representative: i,
+    });
   });
   const answered = runs.filter((run) => run.key !== '');
   const pool = answered.some((run) => run.adopted) ? answered.filter((run) => run.adopted) : answered;

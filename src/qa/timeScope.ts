@@ -65,7 +65,8 @@ function periods(question: string, asOf: Date): Period[] {
     const year = date.getUTCFullYear();
     let period: { from: Date; to: Date; instant: boolean };
     if (present || /\bago\b/i.test(result.text)) period = { from: date, to: date, instant: true };
-    else if (known('day')) period = { from: utc(year, date.getUTCMonth(), date.getUTCDate()), to: utc(year, date.getUTCMonth(), date.getUTCDate() + 1), instant: false };
+    else if (known('day'))
+      period = { from: utc(year, date.getUTCMonth(), date.getUTCDate()), to: utc(year, date.getUTCMonth(), date.getUTCDate() + 1), instant: false };
     else if (known('month')) {
       // "in May" without a year: the last May up to asOf.
       const shift = !known('year') && utc(year, date.getUTCMonth()) > asOf ? 1 : 0;
@@ -84,7 +85,8 @@ function periods(question: string, asOf: Date): Period[] {
     const last = match[4] ? (match[4].length === 2 ? Math.floor(year / 100) * 100 + Number(match[4]) : Number(match[4])) : year;
     let from = utc(year);
     let to = match[3] ? utc(year + 10) : utc(Math.max(year, last) + 1);
-    if (part && !match[3] && !match[4]) [from, to] = part === 'early' ? [utc(year, 0), utc(year, 4)] : part === 'mid' ? [utc(year, 4), utc(year, 8)] : [utc(year, 8), utc(year + 1)];
+    if (part && !match[3] && !match[4])
+      [from, to] = part === 'early' ? [utc(year, 0), utc(year, 4)] : part === 'mid' ? [utc(year, 4), utc(year, 8)] : [utc(year, 8), utc(year + 1)];
     found.push({ from, to, start, end, instant: false, present: false });
   }
   return found.sort((a, b) => a.start - b.start);
@@ -172,7 +174,8 @@ export function scopeInstants(scope: TimeScope | null, asOf: Date, snapshotDates
   if (from.getTime() > asOf.getTime()) {
     return { instants: [asOf], main: 'last', note: `asks about ${scope.text}, after asOf ${day(asOf)}: answered as of asOf` };
   }
-  if (to.getTime() < first.getTime()) return { instants: [], main: 'last', note: `asks about ${scope.text}, before the first snapshot (${day(first)}): nothing is known then` };
+  if (to.getTime() < first.getTime())
+    return { instants: [], main: 'last', note: `asks about ${scope.text}, before the first snapshot (${day(first)}): nothing is known then` };
   const start = new Date(Math.max(from.getTime(), first.getTime()));
   const end = new Date(Math.min(to.getTime(), asOf.getTime()));
   if (scope.kind === TimeScopeKind.AT || scope.kind === TimeScopeKind.BEFORE) return { instants: [end], main: 'last', note: null };

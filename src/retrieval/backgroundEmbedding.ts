@@ -97,7 +97,10 @@ export class BackgroundEmbedding {
     // the parent's `--import tsx` loader on to worker threads.
     const fromSources = import.meta.url.endsWith('.ts');
     const worker = fromSources
-      ? new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`, { eval: true, workerData: settings })
+      ? new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`, {
+          eval: true,
+          workerData: settings,
+        })
       : new Worker(new URL(import.meta.url), { workerData: settings });
     worker.unref();
     return new BackgroundEmbedding(worker, options.log);
@@ -190,7 +193,10 @@ async function runWorker(settings: WorkerSettings): Promise<void> {
       try {
         embedder ??= await createEmbedder(settings.embedder);
         job ??= new EmbeddingJob(db, new RetrievalRepository(db), embedder, settings.owner);
-        const outcome = await job.runPass((progress) => post({ type: 'progress', ...progress }), () => stopping);
+        const outcome = await job.runPass(
+          (progress) => post({ type: 'progress', ...progress }),
+          () => stopping,
+        );
         post({ type: 'pass', served, ...outcome, pending: await job.countPending() });
       } catch (error) {
         post({ type: 'error', served, message: (error as Error).message });

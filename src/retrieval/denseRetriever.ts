@@ -3,7 +3,17 @@ import { deepenUntilEnoughValid, indexStart, isValidAt } from '../domain/time.js
 import type { RetrievalRepository, ScoredUnit, UnitRecord } from '../graph/retrievalRepository.js';
 import { MAX_K } from '../native/index.js';
 import { queryVectors } from './queryVectors.js';
-import { queryTerms, SearchUnit, toSearchHits, UNIT_LABEL, type RankedUnits, type RetrievalQuery, type Retriever, type RetrieveOptions, type SearchHit } from './retriever.js';
+import {
+  queryTerms,
+  SearchUnit,
+  toSearchHits,
+  UNIT_LABEL,
+  type RankedUnits,
+  type RetrievalQuery,
+  type Retriever,
+  type RetrieveOptions,
+  type SearchHit,
+} from './retriever.js';
 import type { UnitVectorIndex } from './unitIndex.js';
 
 /** Dense candidates asked of the native index beyond the depth needed, for hits the exact validity check drops. */
@@ -67,7 +77,14 @@ export class NativeDenseRetriever implements Retriever {
     if (valid.length >= options.k || rows.length < requested) return valid.slice(0, options.k);
     return deepenUntilEnoughValid(options.k, { first: requested * 4, limit: MAX_K }, async (candidates) => {
       const deeper = (await this.nearestRows([query], options.unit, options.asOf, candidates))[0]!;
-      const found = validOf(deeper, await this.repository.unitsByRowIds(UNIT_LABEL[options.unit], deeper.map((row) => row.rowId)), options.asOf);
+      const found = validOf(
+        deeper,
+        await this.repository.unitsByRowIds(
+          UNIT_LABEL[options.unit],
+          deeper.map((row) => row.rowId),
+        ),
+        options.asOf,
+      );
       return { result: found.slice(0, options.k), valid: found.length, scanned: deeper.length };
     });
   }

@@ -77,13 +77,16 @@ export class EmbeddingJob {
     try {
       // A batch of each label in turn, each newest first: a snapshot ingested during the pass has
       // its passages and sentences embedded before an older backlog of either.
-      for (let found = true; found && !shouldStop(); ) {
+      for (let found = true; found && !shouldStop();) {
         found = false;
         for (const label of UNIT_LABELS) {
           const batch = await this.repository.pendingEmbeddings(label, BATCH);
           if (batch.length === 0) continue;
           found = true;
-          const vectors = await this.embedder.embed(batch.map((unit) => unit.text), 'passage');
+          const vectors = await this.embedder.embed(
+            batch.map((unit) => unit.text),
+            'passage',
+          );
           const d = this.embedder.dimension;
           const firstRowId = await this.repository.reserveRows(label, batch.length);
           const outcome = await this.repository.storeEmbeddings(

@@ -92,7 +92,12 @@ export function fusionWeights(fusion: FusionSettings, evidence: LexicalEvidence,
 type Candidates<T> = ReadonlyArray<T & { id: string; score: number; text: string; searchText?: string }>;
 
 /** Fuses one query's dense and lexical candidates into one ranking, each item scored by the fusion. */
-export async function fuseCandidates<T>(query: string, dense: Candidates<T>, lexical: Candidates<T>, fusion: FusionSettings): Promise<Array<T & { id: string; score: number; text: string }>> {
+export async function fuseCandidates<T>(
+  query: string,
+  dense: Candidates<T>,
+  lexical: Candidates<T>,
+  fusion: FusionSettings,
+): Promise<Array<T & { id: string; score: number; text: string }>> {
   return fuseWithWeights(dense, lexical, fusion, fusionWeights(fusion, lexicalEvidence(query, lexical), dense.length));
 }
 
@@ -142,7 +147,11 @@ export class HybridRetriever implements Retriever {
     const rows = await this.dense.candidateRows(queries, deep);
     return Promise.all(
       queries.map(async (query, q) => {
-        const { hits, loaded } = await this.lexical.searchLoading(query.text, deep, rows[q]!.map((row) => row.rowId));
+        const { hits, loaded } = await this.lexical.searchLoading(
+          query.text,
+          deep,
+          rows[q]!.map((row) => row.rowId),
+        );
         const dense = await this.dense.validUnits(query, rows[q]!, loaded, deep);
         return { ranking: await fuseCandidates(query.text, dense, hits, this.fusion), dense, lexical: hits };
       }),

@@ -149,7 +149,10 @@ export class RetrievalService {
    * was waited for is searchable after the call. `waitedFor` counts the units that were waiting;
    * `embedded`, those this process embedded meanwhile (a scoped wait may miss its last batch).
    */
-  async catchUp(onProgress?: (done: number, total: number) => void, validFrom: Date | null = null): Promise<RefreshReport & { embedded: number; waitedFor: number }> {
+  async catchUp(
+    onProgress?: (done: number, total: number) => void,
+    validFrom: Date | null = null,
+  ): Promise<RefreshReport & { embedded: number; waitedFor: number }> {
     const background = this.startEmbedding();
     const embeddedBefore = background.status().embeddedTotal;
     // A pass this wait stops watching (it failed, or only this snapshot's units were waited for) must not reject unobserved.

@@ -76,7 +76,11 @@ const MAX_QUERY_CHARS = 1_000;
 
 /** The first MAX_QUERY_TERMS whitespace-separated words of a query, at most MAX_QUERY_CHARS long. */
 export function queryTerms(query: string): string {
-  return query.split(/\s+/, MAX_QUERY_TERMS + 1).slice(0, MAX_QUERY_TERMS).join(' ').slice(0, MAX_QUERY_CHARS);
+  return query
+    .split(/\s+/, MAX_QUERY_TERMS + 1)
+    .slice(0, MAX_QUERY_TERMS)
+    .join(' ')
+    .slice(0, MAX_QUERY_CHARS);
 }
 
 /** One query's ranked units as search hits, with each retriever's own score and rank beside the final ones. */

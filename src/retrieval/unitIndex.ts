@@ -105,7 +105,13 @@ export class UnitVectorIndex {
   }): Promise<UnitVectorIndex> {
     const { label, embedderId, dimension, directory, repository, storeId } = options;
     const sidecar = await readSidecar(UnitVectorIndex.files(directory, label).sidecar);
-    if (sidecar && sidecar.storeId === storeId && sidecar.embedderId === embedderId && sidecar.dimension === dimension && sidecar.timeUnit === INDEX_TIME_UNIT) {
+    if (
+      sidecar &&
+      sidecar.storeId === storeId &&
+      sidecar.embedderId === embedderId &&
+      sidecar.dimension === dimension &&
+      sidecar.timeUnit === INDEX_TIME_UNIT
+    ) {
       try {
         if (typeof sidecar.generation !== 'string' || basename(sidecar.generation) !== sidecar.generation) throw new Error('saved in an older layout');
         const index = await VectorIndex.load(join(directory, sidecar.generation, 'vectors'));
@@ -143,7 +149,7 @@ export class UnitVectorIndex {
     }
     const since = this.watermark && new Date(this.watermark.getTime() - SYNC_OVERLAP_MS);
     let added = 0;
-    for (let afterRowId = 0; ; ) {
+    for (let afterRowId = 0; ;) {
       const page = await this.repository.embeddedUnits(this.label, this.embedderId, { since, afterRowId, limit: PAGE });
       if (page.length === 0) break;
       afterRowId = page[page.length - 1]!.rowId;
@@ -183,7 +189,14 @@ export class UnitVectorIndex {
   }
 
   /** Adaptive re-retrieval: rows nearest to (1-ω)·first + ω·second, valid at `asOf`, none of `exclude`. */
-  searchArr(first: Float32Array, second: Float32Array, omega: Float32Array, k: number, asOf: Int32Array, exclude: ReadonlyArray<ArrayLike<number>>): Promise<QueryResult[]> {
+  searchArr(
+    first: Float32Array,
+    second: Float32Array,
+    omega: Float32Array,
+    k: number,
+    asOf: Int32Array,
+    exclude: ReadonlyArray<ArrayLike<number>>,
+  ): Promise<QueryResult[]> {
     return this.index.searchArr(first, second, omega, k, { asOf, exclude });
   }
 
@@ -208,7 +221,10 @@ export class UnitVectorIndex {
       await rm(join(this.directory, generation), { recursive: true, force: true }).catch(() => {});
       this.failedSaves += 1;
       this.nextSaveAt = Date.now() + Math.min(SAVE_RETRY_MAX_MS, SAVE_RETRY_FIRST_MS * 2 ** (this.failedSaves - 1));
-      throw new Error(`saving the ${this.label} index failed (${(error as Error).message}); the next try is in ${Math.round((this.nextSaveAt - Date.now()) / 1000)} s`, { cause: error });
+      throw new Error(
+        `saving the ${this.label} index failed (${(error as Error).message}); the next try is in ${Math.round((this.nextSaveAt - Date.now()) / 1000)} s`,
+        { cause: error },
+      );
     }
     this.failedSaves = 0;
     this.nextSaveAt = 0;
@@ -249,7 +265,12 @@ export class UnitVectorIndex {
     for (const entry of await readdir(this.directory)) {
       if (!entry.startsWith(files.prefix) || entry === basename(files.sidecar) || entry === current) continue;
       const path = join(this.directory, entry);
-      const modified = this.saved.has(entry) ? 0 : await stat(path).then((stats) => stats.mtimeMs, () => Date.now());
+      const modified = this.saved.has(entry)
+        ? 0
+        : await stat(path).then(
+            (stats) => stats.mtimeMs,
+            () => Date.now(),
+          );
       if (Date.now() - modified > PRUNE_AFTER_MS) {
         await rm(path, { recursive: true, force: true });
         this.saved.delete(entry);

@@ -74,7 +74,15 @@ export function annotate(text: string): AnnotatedSentence[] {
   const sentences = (doc.sentences().out(its.span) as unknown as Array<[number, number]>).map(([first, last]): AnnotatedSentence => {
     const tokens: Token[] = [];
     for (let t = first; t <= last; t++) {
-      tokens.push({ text: texts[t]!, space: t === first ? '' : spaces[t]!, lower: texts[t]!.toLowerCase(), stem: stems[t]!.toLowerCase(), lemma: (lemmas[t] ?? texts[t]!).toLowerCase(), pos: pos[t]!, stop: stops[t]! });
+      tokens.push({
+        text: texts[t]!,
+        space: t === first ? '' : spaces[t]!,
+        lower: texts[t]!.toLowerCase(),
+        stem: stems[t]!.toLowerCase(),
+        lemma: (lemmas[t] ?? texts[t]!).toLowerCase(),
+        pos: pos[t]!,
+        stop: stops[t]!,
+      });
     }
     const entities = entitySpans.filter((e) => e.start >= first && e.end <= last + 1).map((e) => ({ ...e, start: e.start - first, end: e.end - first }));
     return { text: spanText(tokens, 0, tokens.length), tokens, entities };
@@ -102,9 +110,13 @@ const isProper = (token: Token, index: number): boolean =>
   token.pos === 'PROPN' || (index > 0 && /^\p{Lu}/u.test(token.text) && ['NOUN', 'VERB', 'ADJ'].includes(token.pos));
 
 /** Maximal runs of tokens passing `inside`, allowing a joiner token where `joins` says so. */
-function runs(tokens: readonly Token[], inside: (token: Token, index: number) => boolean, joins: (index: number) => boolean): Array<{ start: number; end: number }> {
+function runs(
+  tokens: readonly Token[],
+  inside: (token: Token, index: number) => boolean,
+  joins: (index: number) => boolean,
+): Array<{ start: number; end: number }> {
   const found: Array<{ start: number; end: number }> = [];
-  for (let t = 0; t < tokens.length; ) {
+  for (let t = 0; t < tokens.length;) {
     if (!inside(tokens[t]!, t)) {
       t++;
       continue;
@@ -154,8 +166,14 @@ export function candidateSpans(sentence: AnnotatedSentence, index: number): Span
   for (let t = 0; t + 2 < tokens.length; t++) {
     if (tokens[t]!.pos === 'NUM' && /^[-–—]$/.test(tokens[t + 1]!.text) && tokens[t + 2]!.pos === 'NUM') add(t, t + 3, AnswerType.NUMBER);
   }
-  const chunks = [...runs(tokens, isProper, (t) => NAME_CONNECTORS.has(tokens[t]!.lower) && isProper(tokens[t + 1]!, t + 1)).map((run) => ({ ...run, named: true })),
-    ...runs(tokens, (token) => NOUN_PHRASE_POS.has(token.pos), (t) => tokens[t]!.text === '-').map((run) => ({ ...run, named: false }))];
+  const chunks = [
+    ...runs(tokens, isProper, (t) => NAME_CONNECTORS.has(tokens[t]!.lower) && isProper(tokens[t + 1]!, t + 1)).map((run) => ({ ...run, named: true })),
+    ...runs(
+      tokens,
+      (token) => NOUN_PHRASE_POS.has(token.pos),
+      (t) => tokens[t]!.text === '-',
+    ).map((run) => ({ ...run, named: false })),
+  ];
   for (const { start, end, named } of chunks) {
     const types = named ? [AnswerType.NAME, AnswerType.PLACE, AnswerType.THING] : [AnswerType.THING];
     if (!named && !tokens.slice(start, end).some((token) => token.pos === 'NOUN' || token.pos === 'PROPN')) continue;

@@ -6,7 +6,22 @@
  */
 import { spanText, type AnnotatedSentence, type Token } from './annotation.js';
 
-const RELATIVE_WORDS = new Set(['which', 'who', 'whom', 'whose', 'where', 'when', 'while', 'whereas', 'although', 'though', 'because', 'whether', 'if', 'unless']);
+const RELATIVE_WORDS = new Set([
+  'which',
+  'who',
+  'whom',
+  'whose',
+  'where',
+  'when',
+  'while',
+  'whereas',
+  'although',
+  'though',
+  'because',
+  'whether',
+  'if',
+  'unless',
+]);
 const CLOSING_PUNCTUATION = /^[.!?;:…]+$/;
 
 const isVerb = (token: Token): boolean => token.pos === 'AUX' || token.pos === 'VERB';
@@ -58,7 +73,8 @@ export function clauseOf({ tokens, entities }: AnnotatedSentence): Clause | null
   // A bare "-ing" form is a gerund or participle ("Garda vetting has been …"), not the clause's verb.
   if (tokens[verbStart]!.pos === 'VERB' && tokens[verbStart]!.lower.endsWith('ing')) return null;
   let verbEnd = verbStart;
-  while (verbEnd < end && (tokens[verbEnd]!.pos === 'AUX' || (verbEnd > verbStart && (tokens[verbEnd]!.pos === 'ADV' || tokens[verbEnd]!.lower === 'not')))) verbEnd++;
+  while (verbEnd < end && (tokens[verbEnd]!.pos === 'AUX' || (verbEnd > verbStart && (tokens[verbEnd]!.pos === 'ADV' || tokens[verbEnd]!.lower === 'not'))))
+    verbEnd++;
   if (tokens[verbEnd]?.pos === 'VERB') verbEnd++;
   return { fronted, subjectStart, subjectEnd, verbStart, verbEnd, end };
 }

@@ -20,10 +20,11 @@ export function alignTokens(before: readonly string[], after: readonly string[])
   const common = new Uint32Array((rows + 1) * width);
   for (let i = rows - 1; i >= 0; i--) {
     for (let j = columns - 1; j >= 0; j--) {
-      common[i * width + j] = after[head + i] === before[head + j] ? common[(i + 1) * width + j + 1]! + 1 : Math.max(common[(i + 1) * width + j]!, common[i * width + j + 1]!);
+      common[i * width + j] =
+        after[head + i] === before[head + j] ? common[(i + 1) * width + j + 1]! + 1 : Math.max(common[(i + 1) * width + j]!, common[i * width + j + 1]!);
     }
   }
-  for (let i = 0, j = 0; i < rows && j < columns; ) {
+  for (let i = 0, j = 0; i < rows && j < columns;) {
     if (after[head + i] === before[head + j]) mapping[head + i++] = head + j++;
     else if (common[(i + 1) * width + j]! >= common[i * width + j + 1]!) i++;
     else j++;

@@ -73,7 +73,10 @@ describe('ask on the demo corpus', () => {
         assert.equal(data.ask.text, null);
         assert.match(data.ask.decision.cues[0], /^not adopted: the store knows nothing about/, question);
       } else {
-        assert.ok(gold.some((answer) => f1Score(data.ask.guess, [answer]) >= 0.5), `${question} guessed "${data.ask.guess}", expected ${gold.join(' / ')}`);
+        assert.ok(
+          gold.some((answer) => f1Score(data.ask.guess, [answer]) >= 0.5),
+          `${question} guessed "${data.ask.guess}", expected ${gold.join(' / ')}`,
+        );
         assert.equal(data.ask.text, data.ask.adopted ? data.ask.guess : null, `${question}: text is the adopted answer, null for an abstention`);
       }
     }
@@ -83,14 +86,24 @@ describe('ask on the demo corpus', () => {
     const inJuly = await execute(runtime, ASK, { q: 'Who was the manager of Manchester United in July 2024?', asOf: '2025-01-15', mode: 'GATED' });
     assert.deepEqual(inJuly.data.ask.timeScope, { kind: 'DURING', text: 'in July 2024', from: '2024-07-01T00:00:00.000Z', to: '2024-08-01T00:00:00.000Z' });
     assert.equal(inJuly.data.ask.guess, 'Erik ten Hag');
-    assert.ok(inJuly.data.ask.evidence.every((e: any) => e.validFrom <= '2024-07-01T00:00:00.000Z'), 'evidence valid in July 2024');
+    assert.ok(
+      inJuly.data.ask.evidence.every((e: any) => e.validFrom <= '2024-07-01T00:00:00.000Z'),
+      'evidence valid in July 2024',
+    );
     const now = await execute(runtime, ASK, { q: 'Who is the manager of Manchester United?', asOf: '2025-01-15', mode: 'GATED' });
     assert.equal(now.data.ask.guess, 'Ruben Amorim');
     assert.equal(now.data.ask.timeScope, null);
     // A period with two prime ministers: the one that held longest, and the other with when it held.
-    const period = await execute(runtime, ASK, { q: 'Who was the prime minister of France between July 2024 and December 2024?', asOf: '2025-01-15', mode: 'GATED' });
+    const period = await execute(runtime, ASK, {
+      q: 'Who was the prime minister of France between July 2024 and December 2024?',
+      asOf: '2025-01-15',
+      mode: 'GATED',
+    });
     assert.equal(period.data.ask.guess, 'Michel Barnier');
-    assert.deepEqual(period.data.ask.otherAnswers.map((other: any) => [other.text, other.from.slice(0, 10)]), [['Gabriel Attal', '2024-07-01']]);
+    assert.deepEqual(
+      period.data.ask.otherAnswers.map((other: any) => [other.text, other.from.slice(0, 10)]),
+      [['Gabriel Attal', '2024-07-01']],
+    );
     const tooEarly = await execute(runtime, ASK, { q: 'Who was the prime minister of France in 2019?', asOf: '2025-01-15', mode: 'ADAPTIVE' });
     assert.equal(tooEarly.data.ask.text, null);
     assert.equal(tooEarly.data.ask.guess, null);
@@ -123,7 +136,12 @@ describe('ask on the demo corpus', () => {
     assert.equal(continued.data.ask.guess, 'Gabriel Attal');
     const other = await execute(runtime, ASK, { q: 'And what is the capital of France?', asOf: '2024-10-01', mode: 'ADAPTIVE', conversation: [turn] });
     assert.equal(other.data.ask.guess, 'Paris', 'a follow-up naming another attribute asks for that one');
-    const summarised = await execute(runtime, ASK, { q: 'And before that?', asOf: '2024-10-01', mode: 'ADAPTIVE', conversation: [{ question: turn.question, answer: turn.answer }] });
+    const summarised = await execute(runtime, ASK, {
+      q: 'And before that?',
+      asOf: '2024-10-01',
+      mode: 'ADAPTIVE',
+      conversation: [{ question: turn.question, answer: turn.answer }],
+    });
     assert.equal(summarised.data.ask.decision.action, 'RETRIEVE');
     assert.match(summarised.data.ask.rounds[0].query, /France.*And before that\?/);
     assert.equal(summarised.data.ask.guess, 'Gabriel Attal');
@@ -132,7 +150,10 @@ describe('ask on the demo corpus', () => {
   it('ALWAYS answers from the top passage; GATED from the most trusted document, without re-retrieval', async () => {
     const always = await execute(runtime, ASK, { q: 'Who is the prime minister of France?', asOf: '2024-10-01', mode: 'ALWAYS' });
     assert.equal(always.data.ask.evidence[0].kind, 'PASSAGE');
-    assert.ok(always.data.ask.evidence.every((e: any) => e.kind === 'PASSAGE'), 'the RaLM baseline reads passages only');
+    assert.ok(
+      always.data.ask.evidence.every((e: any) => e.kind === 'PASSAGE'),
+      'the RaLM baseline reads passages only',
+    );
     const gated = await execute(runtime, ASK, { q: 'Who is the head coach of Liverpool F.C.?', asOf: '2024-10-01', mode: 'GATED' });
     assert.equal(gated.data.ask.guess, 'Arne Slot');
     assert.equal(gated.data.ask.rounds.length, 1);
@@ -143,7 +164,11 @@ describe('ask on the demo corpus', () => {
     const distrustful = CertaintyGate.fromModel({
       lambda: 2,
       adoptAt: { fact: 0.5, text: 0.5 },
-      classifier: { classes: [...GATE_CLASSES], features: [...GATE_FEATURES], layers: [{ weights: GATE_CLASSES.map(() => GATE_FEATURES.map(() => 0)), bias: [-3, 0, 1] }] },
+      classifier: {
+        classes: [...GATE_CLASSES],
+        features: [...GATE_FEATURES],
+        layers: [{ weights: GATE_CLASSES.map(() => GATE_FEATURES.map(() => 0)), bias: [-3, 0, 1] }],
+      },
     });
     const ask = runtime.askService({
       gate: distrustful,
@@ -156,7 +181,10 @@ describe('ask on the demo corpus', () => {
     const [first, second] = answer.rounds;
     const firstIds = new Set(first!.hits.map((hit) => hit.id));
     assert.ok(second!.hits.length > 0);
-    assert.ok(second!.hits.every((hit) => !firstIds.has(hit.id)), 'round 2 excludes round 1');
+    assert.ok(
+      second!.hits.every((hit) => !firstIds.has(hit.id)),
+      'round 2 excludes round 1',
+    );
     const p = Math.exp(-3) / (Math.exp(-3) + 1 + Math.exp(1));
     assert.ok(Math.abs(second!.omega - 2 * p) < 1e-4, `ω ${second!.omega}`);
     // Equal certainties everywhere: the first round's answer stands (round 2 must be strictly more reliable).
@@ -177,19 +205,18 @@ describe('ask on the demo corpus', () => {
   });
 
   it('batchAsk answers in input order, one search per asOf', async () => {
-    const { data, errors } = await execute(
-      runtime,
-      `query($qs: [AskInput!]!) { batchAsk(questions: $qs) { guess question asOf } }`,
-      {
-        qs: [
-          { question: 'Who is the prime minister of France?', asOf: '2024-10-01' },
-          { question: 'Who is the prime minister of France?', asOf: '2024-08-01', retrieval: 'RILM' },
-          { question: 'Who is the head coach of Liverpool F.C.?', asOf: '2023-08-01', retrieval: 'GATED' },
-        ],
-      },
-    );
+    const { data, errors } = await execute(runtime, `query($qs: [AskInput!]!) { batchAsk(questions: $qs) { guess question asOf } }`, {
+      qs: [
+        { question: 'Who is the prime minister of France?', asOf: '2024-10-01' },
+        { question: 'Who is the prime minister of France?', asOf: '2024-08-01', retrieval: 'RILM' },
+        { question: 'Who is the head coach of Liverpool F.C.?', asOf: '2023-08-01', retrieval: 'GATED' },
+      ],
+    });
     assert.equal(errors, undefined);
-    assert.deepEqual(data.batchAsk.map((a: any) => a.guess), ['Michel Barnier', 'Gabriel Attal', 'Jürgen Klopp']);
+    assert.deepEqual(
+      data.batchAsk.map((a: any) => a.guess),
+      ['Michel Barnier', 'Gabriel Attal', 'Jürgen Klopp'],
+    );
   });
 
   it('refuses bad input with BAD_USER_INPUT naming the argument', async () => {
@@ -224,13 +251,28 @@ describe('ask on the demo corpus', () => {
       const ask = runtime.askService({
         generators: new GeneratorRegistry(runtime.services.reader, { baseUrl: server.baseUrl, model: 'test-model', apiKey: 'secret' }),
       });
-      const answer = await ask.ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.GATED, generator: 'openai', k: 2 });
+      const answer = await ask.ask({
+        question: 'Who is the prime minister of France?',
+        asOf: new Date('2024-10-01'),
+        retrieval: RetrievalMode.GATED,
+        generator: 'openai',
+        k: 2,
+      });
       assert.equal(answer.generator, 'openai');
       assert.equal(answer.guess, 'Michel Barnier');
       assert.ok(Math.abs(answer.candidates[0]!.generatorConfidence - Math.exp(-0.2)) < 1e-9);
       assert.ok(requests.length >= 2, 'one request per document');
-      assert.ok(requests.every((r) => r.url === '/v1/chat/completions' && r.authorization === 'Bearer secret' && r.body.model === 'test-model' && r.body.logprobs === true));
-      const never = await ask.ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.NEVER, generator: 'openai' });
+      assert.ok(
+        requests.every(
+          (r) => r.url === '/v1/chat/completions' && r.authorization === 'Bearer secret' && r.body.model === 'test-model' && r.body.logprobs === true,
+        ),
+      );
+      const never = await ask.ask({
+        question: 'Who is the prime minister of France?',
+        asOf: new Date('2024-10-01'),
+        retrieval: RetrievalMode.NEVER,
+        generator: 'openai',
+      });
       assert.equal(never.guess, 'I do not know');
       assert.equal(never.adopted, false, "the gate does not weigh a language model's closed-book answer");
       assert.ok(!requests.at(-1)!.body.messages[1].content.includes('Document'), 'closed book sends no document');
@@ -246,11 +288,23 @@ describe('ask on the demo corpus', () => {
     assert.equal(france?.type, 'CHANGED');
     assert.deepEqual(france?.previousAnswers, ['Élisabeth Borne']);
     assert.ok(france!.evidence.length > 0);
-    for (const type of ['NEW', 'CHANGED', 'UNCHANGED']) assert.ok(questions.some((q) => q.type === type), type);
+    for (const type of ['NEW', 'CHANGED', 'UNCHANGED'])
+      assert.ok(
+        questions.some((q) => q.type === type),
+        type,
+      );
 
     const items: QaItem[] = questions
       .filter((_, i) => i % 3 === 0)
-      .map((q) => ({ question: q.question, answers: q.answers, previousAnswers: q.previousAnswers, type: q.type, asOf: new Date(q.asOf), context: q.context, documents: [] }));
+      .map((q) => ({
+        question: q.question,
+        answers: q.answers,
+        previousAnswers: q.previousAnswers,
+        type: q.type,
+        asOf: new Date(q.asOf),
+        context: q.context,
+        documents: [],
+      }));
     const rows = await collectGateRows(runtime.services.answering, items, 'test');
     assert.ok(rows.every((row) => row.features.length === GATE_FEATURES.length && row.features.every(Number.isFinite)));
     assert.ok(rows.some((row) => row.label === 0) && rows.some((row) => row.label === 2), 'right and wrong candidates');

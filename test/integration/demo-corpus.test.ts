@@ -56,10 +56,7 @@ it('answers the README examples: the prime minister of France and of Cambodia as
 it('answers the README search example with the passage valid at each date', async () => {
   await runtime.services.retrieval.catchUp();
   const top = async (asOf: string): Promise<string> => {
-    const { data, errors } = await execute(
-      runtime,
-      `{ search(query: "Who is the prime minister of France?", asOf: "${asOf}", k: 3) { text article { id } } }`,
-    );
+    const { data, errors } = await execute(runtime, `{ search(query: "Who is the prime minister of France?", asOf: "${asOf}", k: 3) { text article { id } } }`);
     assert.equal(errors, undefined);
     assert.equal(data.search[0].article.id, 'France');
     return data.search[0].text;

@@ -53,7 +53,8 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs: num
 }
 
 const jvmPid = (dataDir: string): number => (JSON.parse(readFileSync(join(dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { pid: number }).pid;
-const boltUri = (dataDir: string): string => `bolt://127.0.0.1:${(JSON.parse(readFileSync(join(dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { boltPort: number }).boltPort}`;
+const boltUri = (dataDir: string): string =>
+  `bolt://127.0.0.1:${(JSON.parse(readFileSync(join(dataDir, 'neo4j', 'launcher.json'), 'utf8')) as { boltPort: number }).boltPort}`;
 
 describe('a full disk under the data directory', { skip: mounted ?? false }, () => {
   after(() => {
@@ -102,52 +103,60 @@ describe('a full disk under the data directory', { skip: mounted ?? false }, () 
       rmSync(scratch, { recursive: true, force: true });
     });
 
-    it('refuses ingests below the margin with STORAGE_FULL, survives writes that meet ENOSPC, and a retried ingest gives the uninterrupted graph', { timeout: 600_000 }, async (t) => {
-      const ingest = (file: string, takenAt: string, extra: Record<string, string> = {}) => runChronoql(['ingest', file, '--taken-at', takenAt], { ...env, ...extra }).finished;
-      const firstRun = await ingest(files.first, '2024-01-01');
-      assert.equal(firstRun.code, 0, firstRun.output);
+    it(
+      'refuses ingests below the margin with STORAGE_FULL, survives writes that meet ENOSPC, and a retried ingest gives the uninterrupted graph',
+      { timeout: 600_000 },
+      async (t) => {
+        const ingest = (file: string, takenAt: string, extra: Record<string, string> = {}) =>
+          runChronoql(['ingest', file, '--taken-at', takenAt], { ...env, ...extra }).finished;
+        const firstRun = await ingest(files.first, '2024-01-01');
+        assert.equal(firstRun.code, 0, firstRun.output);
 
-      fillDisk();
-      try {
-        const degraded = await health();
-        assert.equal(degraded?.status, 200);
-        assert.equal(degraded?.body.status, 'degraded', JSON.stringify(degraded?.body));
-        assert.match(degraded?.body.disk?.problem ?? '', /^only 0\.0 MiB are free on the data directory's filesystem, below the 16\.0 MiB an ingest keeps free/);
+        fillDisk();
+        try {
+          const degraded = await health();
+          assert.equal(degraded?.status, 200);
+          assert.equal(degraded?.body.status, 'degraded', JSON.stringify(degraded?.body));
+          assert.match(
+            degraded?.body.disk?.problem ?? '',
+            /^only 0\.0 MiB are free on the data directory's filesystem, below the 16\.0 MiB an ingest keeps free/,
+          );
 
-        const refused = await ingest(files.second, '2024-02-01');
-        assert.equal(refused.code, 1);
-        assert.match(refused.output, /chronoql: only 0\.0 MiB are free on the data directory's filesystem, below the 16\.0 MiB .*\(nothing written\)/);
+          const refused = await ingest(files.second, '2024-02-01');
+          assert.equal(refused.code, 1);
+          assert.match(refused.output, /chronoql: only 0\.0 MiB are free on the data directory's filesystem, below the 16\.0 MiB .*\(nothing written\)/);
 
-        // With no margin the writes reach Neo4j and meet ENOSPC; the server that runs it must not die of it.
-        const failed = await ingest(files.second, '2024-02-01', { CHRONOQL_MIN_FREE_DISK_MB: '0' });
-        assert.notEqual(failed.code, 0, failed.output);
-        t.diagnostic(`the ingest on a full disk failed with: ${failed.output.split('\n').find((line) => line.startsWith('chronoql:'))}`);
-        await new Promise((resolve) => setTimeout(resolve, 3_000));
-        assert.equal(serve.child.exitCode, null, 'the server still runs');
-        assert.ok((await health()) !== null, 'and answers');
-      } finally {
-        freeDisk();
-      }
-      // A Neo4j whose log append failed refuses writes until restarted: its launcher exits and the server restarts it.
-      const freed = Date.now();
-      assert.ok(await until(async () => (await health())?.status === 200, 150_000), 'Neo4j is back once there is room');
-      t.diagnostic(`the server's Neo4j answered ${((Date.now() - freed) / 1000).toFixed(1)} s after space was freed`);
-      assert.equal((await health())?.body.disk?.problem, null);
-      const retried = await ingest(files.second, '2024-02-01');
-      assert.equal(retried.code, 0, retried.output);
+          // With no margin the writes reach Neo4j and meet ENOSPC; the server that runs it must not die of it.
+          const failed = await ingest(files.second, '2024-02-01', { CHRONOQL_MIN_FREE_DISK_MB: '0' });
+          assert.notEqual(failed.code, 0, failed.output);
+          t.diagnostic(`the ingest on a full disk failed with: ${failed.output.split('\n').find((line) => line.startsWith('chronoql:'))}`);
+          await new Promise((resolve) => setTimeout(resolve, 3_000));
+          assert.equal(serve.child.exitCode, null, 'the server still runs');
+          assert.ok((await health()) !== null, 'and answers');
+        } finally {
+          freeDisk();
+        }
+        // A Neo4j whose log append failed refuses writes until restarted: its launcher exits and the server restarts it.
+        const freed = Date.now();
+        assert.ok(await until(async () => (await health())?.status === 200, 150_000), 'Neo4j is back once there is room');
+        t.diagnostic(`the server's Neo4j answered ${((Date.now() - freed) / 1000).toFixed(1)} s after space was freed`);
+        assert.equal((await health())?.body.disk?.problem, null);
+        const retried = await ingest(files.second, '2024-02-01');
+        assert.equal(retried.code, 0, retried.output);
 
-      const db = Database.connect(boltUri(dataDir), 'neo4j', '');
-      // The uninterrupted run goes to a store of its own, so this file shares nothing with the others (run-tests runs it beside them).
-      try {
-        const snapshots = [
-          { articles: first, takenAt: day('2024-01-01') },
-          { articles: second, takenAt: day('2024-02-01') },
-        ];
-        await assertLikeCleanRun(db, () => uninterruptedFingerprint(snapshots, scratch));
-      } finally {
-        await db.close();
-      }
-    });
+        const db = Database.connect(boltUri(dataDir), 'neo4j', '');
+        // The uninterrupted run goes to a store of its own, so this file shares nothing with the others (run-tests runs it beside them).
+        try {
+          const snapshots = [
+            { articles: first, takenAt: day('2024-01-01') },
+            { articles: second, takenAt: day('2024-02-01') },
+          ];
+          await assertLikeCleanRun(db, () => uninterruptedFingerprint(snapshots, scratch));
+        } finally {
+          await db.close();
+        }
+      },
+    );
   });
 
   describe('when the process that runs Neo4j dies', () => {
@@ -167,10 +176,14 @@ describe('a full disk under the data directory', { skip: mounted ?? false }, () 
     for (const death of ['an uncaught error', 'SIGTERM'] as const) {
       it(`of ${death} on a full disk, leaves no JVM behind, and the store starts again once there is room`, { timeout: 300_000 }, async (t) => {
         const dataDir = join(mountPoint, death === 'SIGTERM' ? 'sigterm' : 'uncaught');
-        const child = spawn(process.execPath, ['--input-type=module', '-e', owner, join(projectRoot(), 'dist', 'src', 'neo4jProcess', 'managedNeo4j.js'), dataDir], {
-          cwd: projectRoot(),
-          stdio: ['pipe', 'pipe', 'inherit'],
-        });
+        const child = spawn(
+          process.execPath,
+          ['--input-type=module', '-e', owner, join(projectRoot(), 'dist', 'src', 'neo4jProcess', 'managedNeo4j.js'), dataDir],
+          {
+            cwd: projectRoot(),
+            stdio: ['pipe', 'pipe', 'inherit'],
+          },
+        );
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
         await new Promise<void>((resolve, reject) => {
           child.stdout.on('data', (chunk: Buffer) => String(chunk).includes('STARTED') && resolve());
@@ -186,7 +199,10 @@ describe('a full disk under the data directory', { skip: mounted ?? false }, () 
           assert.ok(await until(() => !isAlive(pid), 75_000), `the JVM (pid ${pid}) is gone within 75 s of its owner`);
           t.diagnostic(`the JVM was gone ${((Date.now() - diedAt) / 1000).toFixed(1)} s after its owner died`);
           // No JVM is spawned to hang in recovery: the start is refused, saying why.
-          await assert.rejects(startManagedNeo4j({ dataDir, heapMb: 512, environment: process.env }), /^ManagedNeo4jError: Not starting the managed Neo4j: only 0\.0 MiB are free on the filesystem of .*, and opening its store needs at least 16\.0 MiB/);
+          await assert.rejects(
+            startManagedNeo4j({ dataDir, heapMb: 512, environment: process.env }),
+            /^ManagedNeo4jError: Not starting the managed Neo4j: only 0\.0 MiB are free on the filesystem of .*, and opening its store needs at least 16\.0 MiB/,
+          );
         } finally {
           if (isAlive(pid)) process.kill(pid, 'SIGKILL');
           freeDisk();

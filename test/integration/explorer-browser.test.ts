@@ -53,11 +53,15 @@ describe('explorer in a browser', { skip: chromiumMissing }, () => {
     await page.locator('.graphiql-execute-button').waitFor({ timeout: 30_000 });
     // GraphiQL's own introspection query must pass the cost limit (it was refused: QUERY_TOO_COSTLY, cost 51,833).
     await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
-    await page.locator('a.graphiql-doc-explorer-type-name', { hasText: /^Query$/ }).first().click({ timeout: 30_000 });
+    await page
+      .locator('a.graphiql-doc-explorer-type-name', { hasText: /^Query$/ })
+      .first()
+      .click({ timeout: 30_000 });
     const fields = page.locator('.graphiql-doc-explorer-field-name');
     await fields.filter({ hasText: /^ask$/ }).waitFor({ timeout: 30_000 });
     const listed = await fields.allInnerTexts();
-    for (const field of ['ask', 'batchAsk', 'fact', 'factHistory', 'search', 'snapshot', 'changes']) assert.ok(listed.includes(field), `${field} in ${listed.join(', ')}`);
+    for (const field of ['ask', 'batchAsk', 'fact', 'factHistory', 'search', 'snapshot', 'changes'])
+      assert.ok(listed.includes(field), `${field} in ${listed.join(', ')}`);
     await page.locator('.graphiql-query-editor').click();
     await page.keyboard.press('ControlOrMeta+A');
     await page.keyboard.type('{ as');

@@ -110,7 +110,10 @@ describe('Neo4j faults', () => {
     const db = Database.connect(uri, user, password, undefined, { readTimeoutMs: 300 });
     try {
       const started = performance.now();
-      const error = await db.run('UNWIND range(1, 2000000000) AS x RETURN count(x) AS n').then(() => null, (caught: unknown) => caught);
+      const error = await db.run('UNWIND range(1, 2000000000) AS x RETURN count(x) AS n').then(
+        () => null,
+        (caught: unknown) => caught,
+      );
       assert.ok(performance.now() - started < 10_000);
       assert.deepEqual(neo4jProblem(error)?.code, 'QUERY_TIMEOUT', String(error));
     } finally {
@@ -125,7 +128,12 @@ describe('Neo4j faults', () => {
         probe.close(() => resolve(port));
       });
     });
-    const serve = runChronoql(['serve'], { NEO4J_URI: 'bolt://127.0.0.1:9', PORT: String(port), CHRONOQL_NEO4J_WAIT_MS: '30000', CHRONOQL_DATA_DIR: testDataDir });
+    const serve = runChronoql(['serve'], {
+      NEO4J_URI: 'bolt://127.0.0.1:9',
+      PORT: String(port),
+      CHRONOQL_NEO4J_WAIT_MS: '30000',
+      CHRONOQL_DATA_DIR: testDataDir,
+    });
     try {
       let health: { status: number; body: Record<string, unknown> } | undefined;
       for (let attempt = 0; attempt < 100 && health?.body.neo4j !== 'unreachable'; attempt++) {
@@ -136,7 +144,11 @@ describe('Neo4j faults', () => {
       assert.equal(health?.status, 503);
       assert.equal(health?.body.status, 'starting');
       assert.equal(health?.body.neo4j, 'unreachable');
-      const query = await fetch(`http://127.0.0.1:${port}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ snapshots { id } }"}' });
+      const query = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"{ snapshots { id } }"}',
+      });
       assert.equal(query.status, 503);
       assert.equal(((await query.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code, 'SERVICE_UNAVAILABLE');
     } finally {
@@ -180,7 +192,13 @@ describe('Neo4j faults', () => {
 
       // Killed while serving: requests fail within seconds with a code a client can act on.
       const { token } = await createApiKey(runtime.services.db, 'faults', Role.READER);
-      const socket = createClient({ url: server.url.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false });
+      const socket = createClient({
+        url: server.url.replace('http', 'ws'),
+        webSocketImpl: WebSocket,
+        connectionParams: { Authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+        lazy: false,
+      });
       t.after(() => socket.dispose());
       await new Promise((resolve) => socket.on('connected', resolve));
       const idlePid = neo4jPid();
@@ -193,20 +211,39 @@ describe('Neo4j faults', () => {
       assert.match(during.body.errors![0]!.message, /database is unreachable/);
       // "Retry", not "your request was wrong": 503 with Retry-After, as OVERLOADED (it was 200, with no Retry-After).
       assert.deepEqual([during.status, during.headers.get('retry-after'), during.body.errors![0]!.extensions.retryAfterSeconds], [503, '5', 5]);
-      const overSocket = await new Promise<unknown>((resolve) => socket.subscribe({ query: '{ snapshots { id } }' }, { next: resolve, error: resolve, complete: () => {} }));
+      const overSocket = await new Promise<unknown>((resolve) =>
+        socket.subscribe({ query: '{ snapshots { id } }' }, { next: resolve, error: resolve, complete: () => {} }),
+      );
       const socketErrors = Array.isArray(overSocket) ? overSocket : (overSocket as { errors?: unknown[] }).errors;
-      assert.deepEqual((socketErrors?.[0] as { extensions?: unknown })?.extensions, { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 }, JSON.stringify(overSocket));
+      assert.deepEqual(
+        (socketErrors?.[0] as { extensions?: unknown })?.extensions,
+        { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 },
+        JSON.stringify(overSocket),
+      );
       // A new connection whose key cannot be checked (past the 1 s key cache) is told to come back, not that the key is bad (it was 4401).
       await new Promise((resolve) => setTimeout(resolve, 1_100));
-      const newcomer = createClient({ url: server.url.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
-      const refused = await new Promise<{ code?: number; reason?: string }>((resolve) => newcomer.subscribe({ query: '{ snapshots { id } }' }, { next: () => resolve({}), error: (error) => resolve(error as { code?: number }), complete: () => {} }));
+      const newcomer = createClient({
+        url: server.url.replace('http', 'ws'),
+        webSocketImpl: WebSocket,
+        connectionParams: { Authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+      });
+      const refused = await new Promise<{ code?: number; reason?: string }>((resolve) =>
+        newcomer.subscribe(
+          { query: '{ snapshots { id } }' },
+          { next: () => resolve({}), error: (error) => resolve(error as { code?: number }), complete: () => {} },
+        ),
+      );
       await newcomer.dispose();
       assert.equal(refused.code, 1013, `${refused.code} ${refused.reason}`);
       assert.match(String(refused.reason), /^Try again in 5 s: the database is unreachable/);
       assert.ok(failedAfterMs < 8_000, `failed after ${failedAfterMs.toFixed(0)} ms`);
       assert.equal((await fetch(server.url.replace('/graphql', '/health'))).status, 503);
       const backAfterMs = await untilAnswered(server.url);
-      assert.ok(lines.some((line) => line.includes('Restarted the managed Neo4j')), 'the restart was logged');
+      assert.ok(
+        lines.some((line) => line.includes('Restarted the managed Neo4j')),
+        'the restart was logged',
+      );
       assert.notEqual(neo4jPid(), idlePid);
       t.diagnostic(`outage while serving: failed after ${failedAfterMs.toFixed(0)} ms, answered again ${backAfterMs.toFixed(0)} ms later`);
 
@@ -275,7 +312,12 @@ describe('Neo4j faults', () => {
         assert.equal(most, 1);
       } finally {
         clearInterval(counting);
-        t.diagnostic(lines.filter((line) => /managed Neo4j|store/.test(line)).map((line) => (JSON.parse(line) as { msg: string }).msg).join('\n'));
+        t.diagnostic(
+          lines
+            .filter((line) => /managed Neo4j|store/.test(line))
+            .map((line) => (JSON.parse(line) as { msg: string }).msg)
+            .join('\n'),
+        );
       }
       const { body } = await postGraphql(server.url, '{ snapshots { id status } fact(subject: "r5", attribute: "Value") { value } }');
       assert.deepEqual(body.data.snapshots, [

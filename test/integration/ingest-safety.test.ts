@@ -101,7 +101,8 @@ describe('ingest safety', () => {
   });
 
   it('runs ingests from two processes one at a time, in date order', async () => {
-    const snapshot = (word: string) => Array.from({ length: 120 }, (_, i) => article(`art${i}`, `${word} leads ${i}. A fixed part.`, { Leader: `${word} ${i}` }));
+    const snapshot = (word: string) =>
+      Array.from({ length: 120 }, (_, i) => article(`art${i}`, `${word} leads ${i}. A fixed part.`, { Leader: `${word} ${i}` }));
     const outcomes = await Promise.allSettled([
       runtime.services.ingest.ingest(snapshot('Alpha'), { takenAt: day('2024-05-01'), source: 'p1', batchSize: 10, leaseWaitMs: 60_000 }),
       other.services.ingest.ingest(snapshot('Beta'), { takenAt: day('2024-06-01'), source: 'p2', batchSize: 10, leaseWaitMs: 60_000 }),
@@ -195,7 +196,10 @@ describe('ingest safety', () => {
     ];
     writeFileSync(file, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
     try {
-      const error = await readSnapshotFile(file).then(() => null, (caught: unknown) => caught);
+      const error = await readSnapshotFile(file).then(
+        () => null,
+        (caught: unknown) => caught,
+      );
       assert.ok(error instanceof InvalidSnapshotError, `refused before writing: ${String(error)}`);
       assert.equal(error.code, 'INVALID_SNAPSHOT');
       const found = error.problems.map((p) => `${p.source}:${p.line}: ${p.message}`);
@@ -212,14 +216,18 @@ describe('ingest safety', () => {
       rmSync(scratch, { recursive: true, force: true });
     }
     // The GraphQL mutation checks the same way, and reports the position in the list.
-    const { errors } = await execute(
-      runtime,
-      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { id } }`,
-      { articles: [{ id: 'ok', text: 'Fine.' }, { id: 'x'.repeat(9000), text: 'Too long an id.' }] },
-    );
+    const { errors } = await execute(runtime, `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { id } }`, {
+      articles: [
+        { id: 'ok', text: 'Fine.' },
+        { id: 'x'.repeat(9000), text: 'Too long an id.' },
+      ],
+    });
     const refused = errors?.[0]?.originalError;
     assert.ok(refused instanceof InvalidSnapshotError, String(errors));
-    assert.deepEqual(refused.problems.map((p) => [p.source, p.line]), [['articles', 2]]);
+    assert.deepEqual(
+      refused.problems.map((p) => [p.source, p.line]),
+      [['articles', 2]],
+    );
     assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
     const later = await runtime.services.ingest.ingest([article('a', 'Still open to writers.')], { takenAt: day('2024-02-01'), source: 'test' });
     assert.equal(later.snapshot.status, 'COMPLETE');
@@ -227,7 +235,12 @@ describe('ingest safety', () => {
 
   /** 300 articles, with text, facts and titles that change from one snapshot to the next. */
   const versionOf = (word: string, count = 300) =>
-    Array.from({ length: count }, (_, i) => ({ id: `r${i}`, title: i % 7 === 0 ? `${word} title ${i}` : `r${i}`, text: `${word} item ${i}. A fixed part.`, infobox: { Leader: `${word} ${i}` } }));
+    Array.from({ length: count }, (_, i) => ({
+      id: `r${i}`,
+      title: i % 7 === 0 ? `${word} title ${i}` : `r${i}`,
+      text: `${word} item ${i}. A fixed part.`,
+      infobox: { Leader: `${word} ${i}` },
+    }));
 
   it('rolls back a snapshot Neo4j refuses part-way, so a corrected re-run and later snapshots go in as if it had never been', async () => {
     const january = versionOf('Alpha');
@@ -239,10 +252,16 @@ describe('ingest safety', () => {
     const committed: number[] = [];
     const error = await runtime.services.ingest
       .ingest(refused, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100, onProgress: (done) => committed.push(done) })
-      .then(() => null, (caught: unknown) => caught);
+      .then(
+        () => null,
+        (caught: unknown) => caught,
+      );
     assert.deepEqual(committed, [100, 200], 'two batches had committed before Neo4j refused the third');
     assert.equal((error as { code?: string })?.code, 'INGEST_FAILED', `rolled back: ${String(error)}`);
-    assert.match((error as Error).message, /^snapshot 2024-02-01 could not be written \(Neo4j refused a write: Neo\.\w+\.[\w.]+: Property value is too large to index\); it was rolled back/);
+    assert.match(
+      (error as Error).message,
+      /^snapshot 2024-02-01 could not be written \(Neo4j refused a write: Neo\.\w+\.[\w.]+: Property value is too large to index\); it was rolled back/,
+    );
     assert.deepEqual(await fingerprint(), onlyJanuary, 'nothing of the refused snapshot is left');
     await assertGapFreeFeed();
     const { data } = await execute(runtime, '{ snapshot(id: "2024-02-01") { status failure { code message } } snapshots { id } }');
@@ -274,7 +293,8 @@ describe('ingest safety', () => {
     await runtime.services.db.run(`MATCH (s:Snapshot {id: '2024-02-01'}) SET s.status = 'INGESTING'`);
     await assert.rejects(
       runtime.services.ingest.ingest(versionOf('Gamma'), { takenAt: day('2024-03-01'), source: 'test' }),
-      (error: unknown) => error instanceof SnapshotOrderError && /re-run its ingest to resume it, or discard it with `chronoql snapshots abandon 2024-02-01`/.test(error.message),
+      (error: unknown) =>
+        error instanceof SnapshotOrderError && /re-run its ingest to resume it, or discard it with `chronoql snapshots abandon 2024-02-01`/.test(error.message),
     );
 
     const abandoned = await runChronoql(['snapshots', 'abandon', '2024-02-01'], { CHRONOQL_DATA_DIR: testDataDir }).finished;
@@ -317,7 +337,10 @@ describe('ingest safety', () => {
       const subscription = live.services.changeFeed.subscribe({ afterSeq: null });
       const ended = (async () => {
         for await (const event of subscription) received.push(event);
-      })().then(() => null, (error: unknown) => error);
+      })().then(
+        () => null,
+        (error: unknown) => error,
+      );
       await live.services.ingest.ingest(versionOf('Beta', 30), { takenAt: day('2024-02-01'), source: 'test' });
       while (received.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
       // Killed just before it was marked COMPLETE, then abandoned: the subscriber had been given some of its changes.
@@ -327,7 +350,13 @@ describe('ingest safety', () => {
       const withdrawn = error as ChangesWithdrawnError;
       assert.deepEqual(withdrawn.extensions, { code: 'CHANGES_WITHDRAWN', resumeAfterSeq: january }, String(error));
       // One that was offline meanwhile learns it when it comes back with the last seq it had.
-      const offline = await live.services.changeFeed.subscribe({ afterSeq: received.at(-1)!.seq }).next().then(() => null, (caught: unknown) => caught);
+      const offline = await live.services.changeFeed
+        .subscribe({ afterSeq: received.at(-1)!.seq })
+        .next()
+        .then(
+          () => null,
+          (caught: unknown) => caught,
+        );
       assert.deepEqual((offline as ChangesWithdrawnError).extensions, { code: 'CHANGES_WITHDRAWN', resumeAfterSeq: january }, String(offline));
 
       const resumed: ChangeEventRecord[] = [];
@@ -338,7 +367,10 @@ describe('ingest safety', () => {
         resumed.push(event);
         if (event.seq === total) break;
       }
-      assert.deepEqual(resumed.map((event) => event.seq), Array.from({ length: total - january }, (_, i) => january + 1 + i));
+      assert.deepEqual(
+        resumed.map((event) => event.seq),
+        Array.from({ length: total - january }, (_, i) => january + 1 + i),
+      );
       assert.ok(resumed.every((event) => event.snapshotId === '2024-03-01'));
     } finally {
       await live.close();
@@ -367,11 +399,9 @@ describe('ingest safety', () => {
     );
     assert.equal(skewed.data?.ingestSnapshot.status, 'INGESTING', String(skewed.errors));
     assert.equal((await ingestOutcome(ask, skewed.data.ingestSnapshot.id)).status, 'COMPLETE');
-    const admin = await execute(
-      runtime,
-      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Tomorrow."}]) { id status } }`,
-      { at: ahead.toISOString() },
-    );
+    const admin = await execute(runtime, `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Tomorrow."}]) { id status } }`, {
+      at: ahead.toISOString(),
+    });
     assert.equal(admin.data?.ingestSnapshot.status, 'INGESTING', String(admin.errors));
     assert.equal((await ingestOutcome(ask, admin.data.ingestSnapshot.id)).status, 'COMPLETE');
   });
@@ -388,12 +418,27 @@ describe('ingest safety', () => {
     const { data } = await execute(runtime, `{ article(id: "${composed}") { id title } }`);
     assert.deepEqual(data.article, { id: composed, title: composed });
     // Looking it up by the other spelling finds it too.
-    const lookedUp = await execute(runtime, `{ article(id: "${decomposed}") { id } fact(subject: "${decomposed}", attribute: "Owner") { value } factHistory(subject: "${decomposed}", attribute: "Owner") { value } }`);
-    assert.deepEqual(lookedUp.data, { article: { id: composed }, fact: { value: 'New owner.' }, factHistory: [{ value: 'Old owner.' }, { value: 'New owner.' }] });
+    const lookedUp = await execute(
+      runtime,
+      `{ article(id: "${decomposed}") { id } fact(subject: "${decomposed}", attribute: "Owner") { value } factHistory(subject: "${decomposed}", attribute: "Owner") { value } }`,
+    );
+    assert.deepEqual(lookedUp.data, {
+      article: { id: composed },
+      fact: { value: 'New owner.' },
+      factHistory: [{ value: 'Old owner.' }, { value: 'New owner.' }],
+    });
     // Both spellings in one snapshot are one id given twice.
     assert.throws(
-      () => checkArticles([{ value: { id: composed, text: 'x.' }, line: 1 }, { value: { id: decomposed, text: 'y.' }, line: 2 }], 'articles'),
-      (error: unknown) => error instanceof InvalidSnapshotError && error.problems[0]!.line === 2 && /appears twice \(first at line 1\)/.test(error.problems[0]!.message),
+      () =>
+        checkArticles(
+          [
+            { value: { id: composed, text: 'x.' }, line: 1 },
+            { value: { id: decomposed, text: 'y.' }, line: 2 },
+          ],
+          'articles',
+        ),
+      (error: unknown) =>
+        error instanceof InvalidSnapshotError && error.problems[0]!.line === 2 && /appears twice \(first at line 1\)/.test(error.problems[0]!.message),
     );
   });
 });

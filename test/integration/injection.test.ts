@@ -48,7 +48,11 @@ function sample(type: GraphQLInputType): unknown {
   if (isListType(inner)) return [sample(inner.ofType)];
   if (isEnumType(inner)) return inner.getValues()[0]!.value;
   if (isInputObjectType(inner)) {
-    return Object.fromEntries(Object.values(inner.getFields()).filter((f) => isNonNullType(f.type) && f.defaultValue === undefined).map((f) => [f.name, sample(f.type)]));
+    return Object.fromEntries(
+      Object.values(inner.getFields())
+        .filter((f) => isNonNullType(f.type) && f.defaultValue === undefined)
+        .map((f) => [f.name, sample(f.type)]),
+    );
   }
   if (isScalarType(inner)) {
     return ({ Int: 1, Float: 1, Boolean: false, DateTime: '2024-10-01', ID: 'France', String: 'France' } as Record<string, unknown>)[inner.name];
@@ -77,7 +81,9 @@ async function stringArguments(): Promise<Array<{ field: string; args: readonly 
 
 /** The argument values with `value` placed at `path` (lists get it in their first element). */
 function withValueAt(args: readonly GraphQLArgument[], path: string[], value: string): Record<string, unknown> {
-  const values: Record<string, unknown> = Object.fromEntries(args.filter((a) => isNonNullType(a.type) && a.defaultValue === undefined).map((a) => [a.name, sample(a.type)]));
+  const values: Record<string, unknown> = Object.fromEntries(
+    args.filter((a) => isNonNullType(a.type) && a.defaultValue === undefined).map((a) => [a.name, sample(a.type)]),
+  );
   const type = args.find((a) => a.name === path[0])!.type;
   const put = (holder: Record<string, unknown>, key: string, inputType: GraphQLInputType, rest: string[]): void => {
     const inner = getNullableType(inputType) as GraphQLInputType;
@@ -155,14 +161,25 @@ describe('hostile strings through every string argument', () => {
   it('stores hostile ids, titles, texts and infobox entries verbatim (ids and titles in Unicode NFC), and removes nothing', async () => {
     const before = await runtime.services.db.run<{ n: number }>(`MATCH (a:Article) WHERE a.validTo IS NULL RETURN count(a) AS n`);
     const stored = HOSTILE.filter((text) => !text.includes('\uD800') && text.length < 1000);
-    const articles = stored.map((text, i) => ({ id: `${text}#${i}`, title: text, text: `${text} is here.`, infobox: [{ attribute: `${text} attr`, value: text }] }));
-    const { body } = await post(`mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2025-06-01", articles: $articles) { id articleCount } }`, { articles });
+    const articles = stored.map((text, i) => ({
+      id: `${text}#${i}`,
+      title: text,
+      text: `${text} is here.`,
+      infobox: [{ attribute: `${text} attr`, value: text }],
+    }));
+    const { body } = await post(`mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2025-06-01", articles: $articles) { id articleCount } }`, {
+      articles,
+    });
     assert.deepEqual(body, { data: { ingestSnapshot: { id: '2025-06-01', articleCount: stored.length } } });
     const outcome = await ingestOutcome((query, variables) => post(query, variables).then((response) => response.body), '2025-06-01');
     assert.equal(outcome.status, 'COMPLETE', JSON.stringify(outcome.failure));
     for (const [i, text] of stored.entries()) {
       const read = await post(`query($id: ID!) { article(id: $id) { id title facts { attribute value } } }`, { id: `${text}#${i}` });
-      assert.deepEqual(read.body.data, { article: { id: articleIdOf(`${text}#${i}`), title: text.trim().normalize('NFC'), facts: [{ attribute: `${text} attr`, value: text }] } }, JSON.stringify(text));
+      assert.deepEqual(
+        read.body.data,
+        { article: { id: articleIdOf(`${text}#${i}`), title: text.trim().normalize('NFC'), facts: [{ attribute: `${text} attr`, value: text }] } },
+        JSON.stringify(text),
+      );
     }
     const afterwards = await runtime.services.db.run<{ n: number }>(`MATCH (a:Article) WHERE a.validTo IS NULL RETURN count(a) AS n`);
     assert.equal(afterwards[0]!.n, before[0]!.n + stored.length);

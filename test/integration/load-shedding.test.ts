@@ -104,14 +104,22 @@ describe('load shedding: query cost, response size, session shares', () => {
     const articles = Array.from({ length: 150 }, (_, i) => ({ id: `job${i}`, text: `Job article ${i} is written after its request ended.` }));
     const mutation = `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { id status } }`;
     const started = performance.now();
-    const status = await postAndHangUp(server.url, { query: mutation, variables: { articles } }, { authorization: `Bearer ${admin}`, 'x-request-id': 'ingest-job-7' });
+    const status = await postAndHangUp(
+      server.url,
+      { query: mutation, variables: { articles } },
+      { authorization: `Bearer ${admin}`, 'x-request-id': 'ingest-job-7' },
+    );
     const answeredMs = performance.now() - started;
     assert.equal(status, 200);
     assert.ok(answeredMs < requestBudgetMs, `answered after ${Math.round(answeredMs)} ms`);
     const ask = (query: string, variables: Record<string, unknown>) => postGraphql(server.url, query, { variables }).then((response) => response.body);
     const outcome = await ingestOutcome(ask, '2024-03-01', { searchable: true });
     assert.deepEqual(outcome, { id: '2024-03-01', status: 'COMPLETE', searchable: true, changeCount: 150, failure: null });
-    const jobLog = () => lines.map((line) => JSON.parse(line) as { msg: string; requestId?: string }).filter((line) => line.requestId === 'ingest-job-7').map((line) => line.msg);
+    const jobLog = () =>
+      lines
+        .map((line) => JSON.parse(line) as { msg: string; requestId?: string })
+        .filter((line) => line.requestId === 'ingest-job-7')
+        .map((line) => line.msg);
     // The job logs its end once the client can already see it.
     for (let waited = 0; jobLog().length < 2 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(jobLog(), ['ingest job started', 'ingest job complete']);
@@ -132,7 +140,10 @@ describe('load shedding: query cost, response size, session shares', () => {
     // A caller of its own: budgets are per caller across servers of the store, and the next tests count theirs.
     const asker = (await createApiKey(runtime.services.db, 'asker', Role.READER)).token;
     const questions = Array.from({ length: 256 }, (_, i) => ({ question: `What is fact number ${i % SENTENCES} about the republic of France?` }));
-    const response = await postGraphql(server.url, 'query($q: [AskInput!]!) { batchAsk(questions: $q) { text } }', { variables: { q: questions }, token: asker });
+    const response = await postGraphql(server.url, 'query($q: [AskInput!]!) { batchAsk(questions: $q) { text } }', {
+      variables: { q: questions },
+      token: asker,
+    });
     assert.equal(response.status, 200, JSON.stringify(response.body.errors));
     assert.equal(response.body.errors, undefined);
     assert.equal(response.body.data?.batchAsk.length, 256);

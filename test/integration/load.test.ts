@@ -16,7 +16,12 @@ describe('load, short', () => {
     runtime = await openTestRuntime({ changeFeed: true });
     await ingestDemo(runtime);
     await runtime.services.retrieval.catchUp();
-    server = await startServer(runtime, { ...loadConfig({ CHRONOQL_RATE_LIMIT: '10000000', CHRONOQL_COST_BUDGET: '1000000000' }), port: 0, host: '127.0.0.1', log: createLogger('silent') });
+    server = await startServer(runtime, {
+      ...loadConfig({ CHRONOQL_RATE_LIMIT: '10000000', CHRONOQL_COST_BUDGET: '1000000000' }),
+      port: 0,
+      host: '127.0.0.1',
+      log: createLogger('silent'),
+    });
   });
   after(async () => {
     await server.close();

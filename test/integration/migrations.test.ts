@@ -24,11 +24,17 @@ it('has applied every migration file once, and re-running applies none', async (
   const files = await loadMigrations();
   const outcome = await migrate(runtime.services.db);
   assert.deepEqual(outcome.applied, []);
-  assert.deepEqual(outcome.alreadyApplied, files.map((m) => m.name));
+  assert.deepEqual(
+    outcome.alreadyApplied,
+    files.map((m) => m.name),
+  );
   const rows = await runtime.services.db.run<{ version: number; status: string }>(
     'MATCH (m:Migration) WHERE m.version < 900 RETURN m.version AS version, m.status AS status ORDER BY version',
   );
-  assert.deepEqual(rows, files.map((m) => ({ version: m.version, status: 'applied' })));
+  assert.deepEqual(
+    rows,
+    files.map((m) => ({ version: m.version, status: 'applied' })),
+  );
 });
 
 it('lets exactly one of two concurrent processes apply a new migration', async () => {

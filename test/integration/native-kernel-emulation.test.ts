@@ -16,8 +16,25 @@ describe('native kernels (emulated)', () => {
   const compiler = ['c++', 'g++', 'clang++'].find((cc) => spawnSync(cc, ['--version']).status === 0);
   test('CUDA search kernels, emulated on the CPU, agree with the CPU backend', { skip: compiler ? false : 'no C++ compiler', timeout: 180_000 }, () => {
     const native = join(packageRoot(), 'native');
-    const sources = ['tools/cuda_kernel_emulation.cpp', 'core/cpu_search.cpp', 'core/simd.cpp', 'core/simd_avx2.cpp', 'core/thread_pool.cpp', 'core/vector_store.cpp'];
-    const inputs = [...sources, 'tools/cuda_emulation.h', 'cuda/search_kernels.cuh', 'core/types.h', 'core/vector_store.h', 'core/search_backend.h', 'core/topk.h', 'core/simd.h', 'core/half.h'];
+    const sources = [
+      'tools/cuda_kernel_emulation.cpp',
+      'core/cpu_search.cpp',
+      'core/simd.cpp',
+      'core/simd_avx2.cpp',
+      'core/thread_pool.cpp',
+      'core/vector_store.cpp',
+    ];
+    const inputs = [
+      ...sources,
+      'tools/cuda_emulation.h',
+      'cuda/search_kernels.cuh',
+      'core/types.h',
+      'core/vector_store.h',
+      'core/search_backend.h',
+      'core/topk.h',
+      'core/simd.h',
+      'core/half.h',
+    ];
     const binaryDir = join(tmpdir(), 'chronoql-kernel-emulation');
     const binary = join(binaryDir, 'chronoql_kernel_emulation');
     const newest = Math.max(...inputs.map((f) => statSync(join(native, f)).mtimeMs));

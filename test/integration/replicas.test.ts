@@ -18,11 +18,20 @@ const INGEST = `mutation($at: DateTime!, $articles: [ArticleInput!]!) { ingestSn
 
 /** Follows `changes` on one server from `afterSeq`, collecting seqs until `until` says stop or the socket dies. */
 function follow(url: string, token: string, afterSeq: number, seen: number[]): { client: Client; ended: Promise<string> } {
-  const client = createClient({ url: url.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
+  const client = createClient({
+    url: url.replace('http', 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams: { Authorization: `Bearer ${token}` },
+    retryAttempts: 0,
+  });
   const ended = new Promise<string>((resolve) => {
     client.subscribe(
       { query: 'subscription($after: Int) { changes(afterSeq: $after) { seq } }', variables: { after: afterSeq } },
-      { next: (message) => void seen.push((message.data as { changes: { seq: number } }).changes.seq), error: (error) => resolve(`error: ${String((error as Error).message ?? error)}`), complete: () => resolve('complete') },
+      {
+        next: (message) => void seen.push((message.data as { changes: { seq: number } }).changes.seq),
+        error: (error) => resolve(`error: ${String((error as Error).message ?? error)}`),
+        complete: () => resolve('complete'),
+      },
     );
   });
   return { client, ended };
@@ -37,7 +46,8 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 }
 
 const range = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => first + i);
-const articles = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => article(`${prefix}-${i}`, `Article ${i} of ${prefix} is about replicas.`));
+const articles = (prefix: string, count: number) =>
+  Array.from({ length: count }, (_, i) => article(`${prefix}-${i}`, `Article ${i} of ${prefix} is about replicas.`));
 /** The same articles as GraphQL input (no infobox). */
 const inputs = (items: ReturnType<typeof articles>) => items.map(({ id, title, text }) => ({ id, title, text }));
 
@@ -51,7 +61,13 @@ describe('several servers on one Neo4j', () => {
   /** `chronoql serve` in its own process on the test Neo4j, with its own data directory (indexes) and the shared models. */
   async function replica(env: Record<string, string> = {}): Promise<Replica> {
     const dataDir = await mkdtemp(join(scratch, 'replica-'));
-    const started = await startServerProcess({ CHRONOQL_DATA_DIR: dataDir, CHRONOQL_MODELS_DIR: join(testDataDir, 'models'), PORT: '0', LOG_LEVEL: 'warn', ...env });
+    const started = await startServerProcess({
+      CHRONOQL_DATA_DIR: dataDir,
+      CHRONOQL_MODELS_DIR: join(testDataDir, 'models'),
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...env,
+    });
     replicas.push(started);
     return started;
   }
@@ -77,7 +93,12 @@ describe('several servers on one Neo4j', () => {
     const throughB = await postGraphql(b.url, INGEST, { token: writer, variables: { at: '2024-01-01', articles: inputs(articles('via-b', 40)) } });
     assert.deepEqual(throughB.body, { data: { ingestSnapshot: { id: '2024-01-01', status: 'INGESTING' } } });
     const file = join(scratch, 'cli.jsonl');
-    await writeFile(file, articles('via-cli', 30).map((item) => JSON.stringify(item)).join('\n') + '\n');
+    await writeFile(
+      file,
+      articles('via-cli', 30)
+        .map((item) => JSON.stringify(item))
+        .join('\n') + '\n',
+    );
     const cli = await runChronoql(['ingest', file, '--taken-at', '2024-02-01'], {}).finished;
     assert.equal(cli.code, 0, cli.output);
     const end = await runtime.services.reads.latestChangeSeq();
@@ -87,7 +108,10 @@ describe('several servers on one Neo4j', () => {
     assert.deepEqual(seen, range(start + 1, end));
     await subscription.client.dispose();
 
-    const throughA = await postGraphql(a.url, INGEST, { token: writer, variables: { at: '2024-03-01', articles: inputs([article('Lighthouse', 'The zebrafinch lighthouse keeper counts quantum gulls at dawn.')]) } });
+    const throughA = await postGraphql(a.url, INGEST, {
+      token: writer,
+      variables: { at: '2024-03-01', articles: inputs([article('Lighthouse', 'The zebrafinch lighthouse keeper counts quantum gulls at dawn.')]) },
+    });
     assert.deepEqual(throughA.body, { data: { ingestSnapshot: { id: '2024-03-01', status: 'INGESTING' } } });
     const search = '{ search(query: "zebrafinch lighthouse keeper quantum gulls", mode: DENSE, k: 3) { articleId } }';
     await until('B to find the new article by its vector', async () => {
@@ -110,7 +134,11 @@ describe('several servers on one Neo4j', () => {
     const start = await runtime.services.reads.latestChangeSeq();
     const seenOnA: number[] = [];
     const onA = follow(a.url, reader, start, seenOnA);
-    const ingest = runtime.services.ingest.ingest(articles('burst', 1500), { takenAt: new Date('2024-04-01T00:00:00Z'), source: 'replicas test', batchSize: 100 });
+    const ingest = runtime.services.ingest.ingest(articles('burst', 1500), {
+      takenAt: new Date('2024-04-01T00:00:00Z'),
+      source: 'replicas test',
+      batchSize: 100,
+    });
     await until('A to deliver some changes', () => seenOnA.length >= 50);
     a.child.kill('SIGKILL');
     assert.match(await onA.ended, /error|complete/);

@@ -66,7 +66,11 @@ describe('evaluation report in a browser', { skip: chromiumMissing }, () => {
     assert.match(await table4.locator('tbody.type').nth(3).innerText(), /^ALL\s+NEVER\s+8\.3 \/ 14\.6\s+20\.0 \/ 26\.8\s+19\.4 \/ 26\.2/);
     const sizes = page.locator('#sizes');
     assert.ok(await sizes.isVisible());
-    assert.deepEqual(await sizes.locator('tbody tr').allInnerTexts(), ['2024-01-01\t120\t0\t0\t120', '2024-04-01\t40\t25\t90\t155', '2024-07-01\t35\t30\t110\t175']);
+    assert.deepEqual(await sizes.locator('tbody tr').allInnerTexts(), [
+      '2024-01-01\t120\t0\t0\t120',
+      '2024-04-01\t40\t25\t90\t155',
+      '2024-07-01\t35\t30\t110\t175',
+    ]);
     assert.match(await page.locator('.meta').innerText(), /Source\s+store\s+Finished\s+2024-07-02T09:41:27\.000Z/);
 
     assert.deepEqual(refused, [], 'the page requested nothing');

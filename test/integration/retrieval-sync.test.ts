@@ -31,7 +31,7 @@ describe('the validity rule', () => {
   it('converts to index time as a superset: the index never loses a valid version, and no interval is empty', () => {
     // A seeded sweep over instants that share minutes, days and centuries, and dates beyond the index's range.
     let seed = 42;
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const pick = (): Date => {
       const bases = [Date.UTC(2024, 2, 1, 8), Date.UTC(1850, 0, 1), Date.UTC(9999, 11, 31), Date.UTC(-3000, 0, 1)];
       return new Date(bases[Math.floor(random() * bases.length)]! + Math.floor((random() - 0.5) * 4 * 3_600_000));
@@ -66,8 +66,14 @@ describe('retrieval with date-time snapshots and hostile text', () => {
     const { ingest } = runtime.services;
     const snapshot = (text: string) => [article('Weather station', text), article('Lighthouse', 'The lighthouse keeper logs every passing ship.')];
     // Two snapshots on one day, and versions created and closed within it.
-    await ingest.ingest(snapshot('The morning reading at the weather station shows fog over the harbour.'), { takenAt: at('2024-03-01T08:00:00Z'), source: 'test' });
-    await ingest.ingest(snapshot('The evening reading at the weather station shows a gale over the harbour.'), { takenAt: at('2024-03-01T20:00:30Z'), source: 'test' });
+    await ingest.ingest(snapshot('The morning reading at the weather station shows fog over the harbour.'), {
+      takenAt: at('2024-03-01T08:00:00Z'),
+      source: 'test',
+    });
+    await ingest.ingest(snapshot('The evening reading at the weather station shows a gale over the harbour.'), {
+      takenAt: at('2024-03-01T20:00:30Z'),
+      source: 'test',
+    });
     await runtime.services.retrieval.catchUp();
   });
   after(async () => {
@@ -91,7 +97,12 @@ describe('retrieval with date-time snapshots and hostile text', () => {
           const station = hits.filter((hit) => hit.articleId === 'Weather station');
           const label = `${mode}/${unit} at ${asOf}`;
           if (expected === null) assert.deepEqual(station, [], label);
-          else assert.deepEqual(station.map((hit) => hit.text.includes(expected)), [true], `${label}: ${station.map((hit) => hit.text).join(' | ')}`);
+          else
+            assert.deepEqual(
+              station.map((hit) => hit.text.includes(expected)),
+              [true],
+              `${label}: ${station.map((hit) => hit.text).join(' | ')}`,
+            );
           for (const hit of hits) assert.ok(isValidAt(hit, at(asOf)), `${label}: every hit is valid at asOf`);
         }
       }
@@ -100,7 +111,16 @@ describe('retrieval with date-time snapshots and hostile text', () => {
   });
 
   it('answers any text without an error: Lucene syntax, control characters, a megabyte', async () => {
-    const hostile = ['Who is NOT the keeper?', 'AND OR NOT', '"unbalanced', 'title:lighthouse AND text:*', '*?~^', 'a\u0000b\u202e', ')}]) MATCH (n) DETACH DELETE n //', 'ship '.repeat(200_000)];
+    const hostile = [
+      'Who is NOT the keeper?',
+      'AND OR NOT',
+      '"unbalanced',
+      'title:lighthouse AND text:*',
+      '*?~^',
+      'a\u0000b\u202e',
+      ')}]) MATCH (n) DETACH DELETE n //',
+      'ship '.repeat(200_000),
+    ];
     for (const mode of ALL_MODES) {
       for (const query of hostile) {
         const started = performance.now();
@@ -109,7 +129,12 @@ describe('retrieval with date-time snapshots and hostile text', () => {
         assert.ok(performance.now() - started < 10_000, `${mode}: ${query.slice(0, 20)} took too long`);
       }
     }
-    const keeper = await runtime.services.retrieval.search('Who is NOT the keeper?', { asOf: at('2024-03-02T00:00:00Z'), k: 1, mode: SearchMode.LEXICAL, unit: SearchUnit.PASSAGE });
+    const keeper = await runtime.services.retrieval.search('Who is NOT the keeper?', {
+      asOf: at('2024-03-02T00:00:00Z'),
+      k: 1,
+      mode: SearchMode.LEXICAL,
+      unit: SearchUnit.PASSAGE,
+    });
     assert.equal(keeper[0]?.articleId, 'Lighthouse', 'NOT is a word, not an operator that excludes');
   });
 });
@@ -139,15 +164,25 @@ describe('a whole corpus replaced within one minute', () => {
 
   it('still returns k valid hits when the native index passes more closed versions than the margin', async () => {
     for (const mode of [SearchMode.DENSE, SearchMode.HYBRID]) {
-      const hits = await runtime.services.retrieval.search('gale warning for the coast', { asOf: at('2024-04-01T12:00:45Z'), k: 10, mode, unit: SearchUnit.PASSAGE });
+      const hits = await runtime.services.retrieval.search('gale warning for the coast', {
+        asOf: at('2024-04-01T12:00:45Z'),
+        k: 10,
+        mode,
+        unit: SearchUnit.PASSAGE,
+      });
       assert.equal(hits.length, 10, mode);
-      assert.ok(hits.every((hit) => hit.text.includes('calm weather')), `${mode}: only the versions valid at 12:00:45`);
+      assert.ok(
+        hits.every((hit) => hit.text.includes('calm weather')),
+        `${mode}: only the versions valid at 12:00:45`,
+      );
     }
   });
 
   it('refuses vectors of another embedder than the store has', async () => {
     const { RetrievalRepository } = await import('../../src/graph/retrievalRepository.js');
-    const outcome = await new RetrievalRepository(runtime.services.db).storeEmbeddings('Passage', 'other-model@3d', 1, [{ id: 'Station 1', embedding: [1, 0, 0] }]);
+    const outcome = await new RetrievalRepository(runtime.services.db).storeEmbeddings('Passage', 'other-model@3d', 1, [
+      { id: 'Station 1', embedding: [1, 0, 0] },
+    ]);
     assert.deepEqual(outcome, { stored: false, storeEmbedderId: runtime.services.retrieval.embedderId });
   });
 });
@@ -161,11 +196,17 @@ describe('a search whose best candidates are all closed versions', () => {
     await resetKnowledge(runtime);
     const { ingest } = runtime.services;
     // Short, closed versions that Lucene and the vector index rank above the one valid match.
-    await ingest.ingest(buoys.map((id) => article(id, `${id} reported a gale warning.`)), { takenAt: at('2024-05-01T00:00:00Z'), source: 'test' });
+    await ingest.ingest(
+      buoys.map((id) => article(id, `${id} reported a gale warning.`)),
+      { takenAt: at('2024-05-01T00:00:00Z'), source: 'test' },
+    );
     await ingest.ingest(
       [
         ...buoys.map((id) => article(id, `${id} reported calm seas.`)),
-        article('Harbour office', 'The harbour office keeps the records of shipping, tides, moorings and fees for visiting yachts, and it posted a gale warning for the coming night.'),
+        article(
+          'Harbour office',
+          'The harbour office keeps the records of shipping, tides, moorings and fees for visiting yachts, and it posted a gale warning for the coming night.',
+        ),
       ],
       { takenAt: at('2024-05-02T00:00:00Z'), source: 'test' },
     );
@@ -179,7 +220,10 @@ describe('a search whose best candidates are all closed versions', () => {
     for (const mode of ALL_MODES) {
       const hits = await runtime.services.retrieval.search('gale warning', { asOf: at('2024-05-03T00:00:00Z'), k: 3, mode, unit: SearchUnit.PASSAGE });
       assert.equal(hits[0]?.articleId, 'Harbour office', `${mode}: ${hits.map((hit) => hit.text).join(' | ')}`);
-      assert.ok(hits.every((hit) => isValidAt(hit, at('2024-05-03T00:00:00Z'))), mode);
+      assert.ok(
+        hits.every((hit) => isValidAt(hit, at('2024-05-03T00:00:00Z'))),
+        mode,
+      );
     }
   });
 });
@@ -194,7 +238,10 @@ describe('an ingest behind another one’s embedding backlog', () => {
     runtime = await openTestRuntime();
     await resetKnowledge(runtime);
     // Nothing embeds yet: the worker starts with the first catch-up.
-    await runtime.services.ingest.ingest(backlog.map((id) => article(id, lockText(id))), { takenAt: at('2024-06-01T00:00:00Z'), source: 'test' });
+    await runtime.services.ingest.ingest(
+      backlog.map((id) => article(id, lockText(id))),
+      { takenAt: at('2024-06-01T00:00:00Z'), source: 'test' },
+    );
     await runtime.services.ingest.ingest([article('Lighthouse keeper', 'The lighthouse keeper rows out to the island every Sunday.')], {
       takenAt: at('2024-06-02T00:00:00Z'),
       source: 'test',
@@ -215,7 +262,12 @@ describe('an ingest behind another one’s embedding backlog', () => {
     const backlogLeft = (await repository.countPendingEmbeddings('Sentence')) + (await repository.countPendingEmbeddings('Passage'));
     assert.ok(waitedFor >= 1 && waitedFor <= 2, `the keeper's passage and sentence: ${waitedFor}`);
     assert.ok(backlogLeft > 100, `the scoped wait returned before the older backlog was embedded (${backlogLeft} of 540 left)`);
-    const hits = await runtime.services.retrieval.search('who rows out to the island', { asOf: at('2024-06-03T00:00:00Z'), k: 1, mode: SearchMode.DENSE, unit: SearchUnit.SENTENCE });
+    const hits = await runtime.services.retrieval.search('who rows out to the island', {
+      asOf: at('2024-06-03T00:00:00Z'),
+      k: 1,
+      mode: SearchMode.DENSE,
+      unit: SearchUnit.SENTENCE,
+    });
     assert.equal(hits[0]?.articleId, 'Lighthouse keeper', 'searchable when the wait returns');
     await runtime.services.retrieval.catchUp();
     assert.equal((await repository.countPendingEmbeddings('Sentence')) + (await repository.countPendingEmbeddings('Passage')), 0);
@@ -257,7 +309,12 @@ describe('a server beside a CLI ingest in another process', () => {
   it('finds what the CLI ingested through DENSE, NEO4J_VECTOR and HYBRID within one refresh', { timeout: 240_000 }, async () => {
     const file = join(scratch, 'snapshot.jsonl');
     const articles = [
-      { id: 'Zanzibar red colobus', title: 'Zanzibar red colobus', text: 'The Zanzibar red colobus is an endangered primate found only on Unguja island.', infobox: {} },
+      {
+        id: 'Zanzibar red colobus',
+        title: 'Zanzibar red colobus',
+        text: 'The Zanzibar red colobus is an endangered primate found only on Unguja island.',
+        infobox: {},
+      },
       { id: 'Harbour', title: 'Harbour', text: 'A harbour is a sheltered body of water where ships can be docked.', infobox: {} },
     ];
     writeFileSync(file, articles.map((a) => JSON.stringify(a)).join('\n') + '\n');
@@ -279,7 +336,10 @@ describe('a server beside a CLI ingest in another process', () => {
       }
     }
     for (const [mode, ids] of found) assert.equal(ids[0], 'Zanzibar red colobus', `${mode}: ${ids.join(', ')}`);
-    const health = (await (await fetch(server.url.replace('/graphql', '/health'))).json()) as { status: string; retrieval: { embedder: string; indexedRows: Record<string, number>; problem: string | null } };
+    const health = (await (await fetch(server.url.replace('/graphql', '/health'))).json()) as {
+      status: string;
+      retrieval: { embedder: string; indexedRows: Record<string, number>; problem: string | null };
+    };
     assert.equal(health.status, 'ok');
     assert.equal(health.retrieval.problem, null);
     assert.ok(health.retrieval.indexedRows.PASSAGE >= 2, JSON.stringify(health));

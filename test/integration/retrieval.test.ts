@@ -45,9 +45,15 @@ describe('retrieval', () => {
         const summer = await runtime.services.retrieval.search('prime minister of France', { asOf: day('2024-08-01'), k: 10, mode, unit });
         const autumn = await runtime.services.retrieval.search('prime minister of France', { asOf: day('2024-10-02'), k: 10, mode, unit });
         const early = await runtime.services.retrieval.search('prime minister of France', { asOf: day('2024-01-01'), k: 10, mode, unit });
-        assert.ok(summer.some((hit) => hit.text.includes('Gabriel Attal')), `${label}: Attal in summer`);
+        assert.ok(
+          summer.some((hit) => hit.text.includes('Gabriel Attal')),
+          `${label}: Attal in summer`,
+        );
         assert.ok(!summer.some((hit) => hit.text.includes('Barnier')), `${label}: no Barnier in summer`);
-        assert.ok(autumn.some((hit) => hit.text.includes('Michel Barnier')), `${label}: Barnier in autumn`);
+        assert.ok(
+          autumn.some((hit) => hit.text.includes('Michel Barnier')),
+          `${label}: Barnier in autumn`,
+        );
         assert.ok(!autumn.some((hit) => hit.text.includes('Attal')), `${label}: no Attal in autumn`);
         assert.deepEqual(early, [], `${label}: nothing before the first snapshot`);
         for (const hit of [...summer, ...autumn]) {
@@ -67,13 +73,19 @@ describe('retrieval', () => {
     assert.match(hits[0]!.text, /Michel Barnier is the prime minister of France/);
     assert.equal(hits[0]!.rank, 1);
     assert.ok(hits[0]!.denseScore !== null && hits[0]!.lexicalScore !== null);
-    assert.deepEqual(hits.map((h) => h.rank), hits.map((_, i) => i + 1));
+    assert.deepEqual(
+      hits.map((h) => h.rank),
+      hits.map((_, i) => i + 1),
+    );
     assert.ok(hits.every((h, i) => i === 0 || hits[i - 1]!.score >= h.score));
   });
 
   it('keeps an unchanged passage in one node and embeds only new versions', async () => {
-    const { data } = await execute(runtime, `{ a: search(query: "bread dough flour", asOf: "2024-07-02", k: 1, mode: LEXICAL) { id validFrom validTo }
-      b: search(query: "bread dough flour", asOf: "2024-10-02", k: 1, mode: LEXICAL) { id } }`);
+    const { data } = await execute(
+      runtime,
+      `{ a: search(query: "bread dough flour", asOf: "2024-07-02", k: 1, mode: LEXICAL) { id validFrom validTo }
+      b: search(query: "bread dough flour", asOf: "2024-10-02", k: 1, mode: LEXICAL) { id } }`,
+    );
     assert.equal(data.a[0].id, data.b[0].id);
     assert.equal(data.a[0].validTo, null);
     assert.equal((await runtime.services.retrieval.catchUp()).embedded, 0);
@@ -99,7 +111,10 @@ describe('retrieval', () => {
     await runtime.services.ingest.ingest([article('Bread', 'Bread is baked from flour and water.')], { takenAt: day('2025-01-01'), source: 'test' });
     await runtime.services.retrieval.catchUp();
     const hits = await runtime.services.retrieval.search('bread', query);
-    assert.deepEqual(hits.map((hit) => hit.text), ['Bread is baked from flour and water.']);
+    assert.deepEqual(
+      hits.map((hit) => hit.text),
+      ['Bread is baked from flour and water.'],
+    );
   });
 
   it('loads a whole save when processes sharing a data directory save their indexes at once', async () => {
@@ -142,19 +157,31 @@ describe('retrieval', () => {
       if (damage === 'deleted') await rm(join(testDataDir, 'indexes'), { recursive: true, force: true });
       const warnings: string[] = [];
       const log = { warn: (message: string) => warnings.push(message), info: () => {}, error: () => {}, debug: () => {} } as unknown as Logger;
-      const reopened = await RetrievalService.open({ db: runtime.services.db, dataDir: testDataDir, connection: runtime.neo4j, embedderConfig: runtime.config.embedder, log });
+      const reopened = await RetrievalService.open({
+        db: runtime.services.db,
+        dataDir: testDataDir,
+        connection: runtime.neo4j,
+        embedderConfig: runtime.config.embedder,
+        log,
+      });
       try {
         const report = await reopened.refresh();
         assert.ok(report.added > 0, damage);
         const after = await reopened.search('highest mountain', query);
-        assert.deepEqual(after.map((h) => [h.id, h.score.toFixed(5)]), before.map((h) => [h.id, h.score.toFixed(5)]));
-        if (damage === 'corrupt') assert.ok(warnings.some((w) => /saved Passage index cannot be used \(.*corrupt vectors\); rebuilding/.test(w)), warnings.join('\n'));
+        assert.deepEqual(
+          after.map((h) => [h.id, h.score.toFixed(5)]),
+          before.map((h) => [h.id, h.score.toFixed(5)]),
+        );
+        if (damage === 'corrupt')
+          assert.ok(
+            warnings.some((w) => /saved Passage index cannot be used \(.*corrupt vectors\); rebuilding/.test(w)),
+            warnings.join('\n'),
+          );
       } finally {
         await reopened.close();
       }
     }
   });
-
 });
 
 describe('lexical search text', () => {
@@ -171,7 +198,10 @@ describe('lexical search text', () => {
   before(async () => {
     runtime = await openTestRuntime();
     await resetKnowledge(runtime);
-    await runtime.services.ingest.ingest([club('Rekordmeister'), article('Madrid', 'Florentino Pérez has been club president since 2009.')], { takenAt: day('2024-01-01'), source: 'test' });
+    await runtime.services.ingest.ingest([club('Rekordmeister'), article('Madrid', 'Florentino Pérez has been club president since 2009.')], {
+      takenAt: day('2024-01-01'),
+      source: 'test',
+    });
   });
   after(async () => {
     await runtime.close();
@@ -180,7 +210,10 @@ describe('lexical search text', () => {
   it("finds a passage and a sentence by their article's title, which their text never names", async () => {
     for (const unit of [SearchUnit.PASSAGE, SearchUnit.SENTENCE]) {
       const byTitle = await lexical('Rekordmeister', '2024-02-01', unit);
-      assert.ok(byTitle.some((hit) => hit.text === 'Herbert Hainer has been club president since 2019.'), unit);
+      assert.ok(
+        byTitle.some((hit) => hit.text === 'Herbert Hainer has been club president since 2019.'),
+        unit,
+      );
       const hits = await lexical('president of the Rekordmeister', '2024-02-01', unit);
       assert.equal(hits[0]?.text, 'Herbert Hainer has been club president since 2019.', unit);
     }
@@ -194,6 +227,9 @@ describe('lexical search text', () => {
     assert.ok(!(await lexical('Rekordmeister', '2024-03-02')).some((hit) => hit.articleId === 'club'));
     const [closed] = await lexical('Rekordmeister Allianz Arena', '2024-02-01');
     assert.equal(closed?.text, 'The club plays in the Allianz Arena.');
-    assert.ok(!(await lexical('Bayern', '2024-02-01')).some((hit) => hit.text === 'The club plays in the Allianz Arena.'), 'no new title on the closed version');
+    assert.ok(
+      !(await lexical('Bayern', '2024-02-01')).some((hit) => hit.text === 'The club plays in the Allianz Arena.'),
+      'no new title on the closed version',
+    );
   });
 });

@@ -30,7 +30,10 @@ function outcomeOf(server: RunningServer, id: string, token: string) {
 }
 
 /** The first event or error of one subscription, over a fresh connection. */
-async function subscribeOnce(server: RunningServer, options: { connectionParams?: Record<string, unknown>; extensions?: Record<string, unknown>; origin?: string }): Promise<unknown> {
+async function subscribeOnce(
+  server: RunningServer,
+  options: { connectionParams?: Record<string, unknown>; extensions?: Record<string, unknown>; origin?: string },
+): Promise<unknown> {
   const client = createClient({
     url: server.url.replace('http', 'ws'),
     webSocketImpl: class extends WebSocket {
@@ -143,10 +146,14 @@ describe('access control', () => {
   });
 
   it('accepts JWTs (HS256, RS256) only with the right issuer, audience, expiry and role', async () => {
-    const hsServer = await serve({ access: { readAccess: 'public', jwt: { algorithm: 'HS256', key: HS_SECRET, issuer: ISSUER, audience: AUDIENCE, roleClaim: 'role' } } });
+    const hsServer = await serve({
+      access: { readAccess: 'public', jwt: { algorithm: 'HS256', key: HS_SECRET, issuer: ISSUER, audience: AUDIENCE, roleClaim: 'role' } },
+    });
     const secret = new TextEncoder().encode(HS_SECRET);
     const sign = (claims: Record<string, unknown>, edit: (jwt: SignJWT) => SignJWT = (jwt) => jwt) =>
-      edit(new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m')).sign(secret);
+      edit(new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m')).sign(
+        secret,
+      );
     await resetKnowledge(runtime);
     assert.deepEqual((await post(hsServer, INGEST, { token: await sign({ role: 'writer' }) })).body.data, { ingestSnapshot: { id: '2024-01-01' } });
     assert.equal((await outcomeOf(hsServer, '2024-01-01', writer)).status, 'COMPLETE');
@@ -156,10 +163,30 @@ describe('access control', () => {
       'other issuer': [await sign({ role: 'admin' }, (jwt) => jwt.setIssuer('https://evil.test')), 'UNAUTHENTICATED'],
       'other audience': [await sign({ role: 'admin' }, (jwt) => jwt.setAudience('someone-else')), 'UNAUTHENTICATED'],
       expired: [await sign({ role: 'admin' }, (jwt) => jwt.setExpirationTime(Math.floor(Date.now() / 1000) - 60)), 'UNAUTHENTICATED'],
-      'other secret': [await new SignJWT({ role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(new TextEncoder().encode('x'.repeat(40))), 'UNAUTHENTICATED'],
-      'alg none': [`${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ role: 'admin', sub: 'x', iss: ISSUER, aud: AUDIENCE, exp: 9e9 })).toString('base64url')}.`, 'UNAUTHENTICATED'],
+      'other secret': [
+        await new SignJWT({ role: 'admin' })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setSubject('x')
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setExpirationTime('5m')
+          .sign(new TextEncoder().encode('x'.repeat(40))),
+        'UNAUTHENTICATED',
+      ],
+      'alg none': [
+        `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ role: 'admin', sub: 'x', iss: ISSUER, aud: AUDIENCE, exp: 9e9 })).toString('base64url')}.`,
+        'UNAUTHENTICATED',
+      ],
       // A subject that is no name (it would be logged as "[object Object]" or as nothing).
-      'object sub': [await new SignJWT({ role: 'admin', sub: { id: 1 } } as never).setProtectedHeader({ alg: 'HS256' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(secret), 'UNAUTHENTICATED'],
+      'object sub': [
+        await new SignJWT({ role: 'admin', sub: { id: 1 } } as never)
+          .setProtectedHeader({ alg: 'HS256' })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setExpirationTime('5m')
+          .sign(secret),
+        'UNAUTHENTICATED',
+      ],
       'empty sub': [await sign({ role: 'admin' }, (jwt) => jwt.setSubject(' ')), 'UNAUTHENTICATED'],
     } as const;
     for (const [what, [token, code]] of Object.entries(refusals)) {
@@ -168,12 +195,33 @@ describe('access control', () => {
 
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const rsServer = await serve({
-      access: { readAccess: 'public', jwt: { algorithm: 'RS256', key: publicKey.export({ type: 'spki', format: 'pem' }).toString(), issuer: ISSUER, audience: AUDIENCE, roleClaim: 'chronoql_role' } },
+      access: {
+        readAccess: 'public',
+        jwt: {
+          algorithm: 'RS256',
+          key: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          roleClaim: 'chronoql_role',
+        },
+      },
     });
-    const rsToken = await new SignJWT({ chronoql_role: 'reader' }).setProtectedHeader({ alg: 'RS256' }).setSubject('bob').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(privateKey);
+    const rsToken = await new SignJWT({ chronoql_role: 'reader' })
+      .setProtectedHeader({ alg: 'RS256' })
+      .setSubject('bob')
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('5m')
+      .sign(privateKey);
     assert.equal((await post(rsServer, INGEST, { token: rsToken })).body.errors?.[0]?.extensions.code, 'FORBIDDEN');
     // An HS256 token signed with the public key as its secret (algorithm confusion) is refused.
-    const confused = await new SignJWT({ chronoql_role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(new TextEncoder().encode(publicKey.export({ type: 'spki', format: 'pem' }).toString()));
+    const confused = await new SignJWT({ chronoql_role: 'admin' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('x')
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(publicKey.export({ type: 'spki', format: 'pem' }).toString()));
     assert.equal((await post(rsServer, INGEST, { token: confused })).body.errors?.[0]?.extensions.code, 'UNAUTHENTICATED');
   });
 
@@ -226,7 +274,8 @@ describe('access control', () => {
     const deep = (await post(server, `{ fact(subject: "A", attribute: "Leader") { ${nested} } }`, { token: reader })).body;
     assert.equal(deep.data, undefined);
     assert.match(deep.errors!.map((e) => e.message).join(' '), /depth|cost/i);
-    const aliases = (await post(server, `{ ${Array.from({ length: 10_000 }, (_, i) => `s${i}: search(query: "x") { id }`).join(' ')} }`, { token: reader })).body;
+    const aliases = (await post(server, `{ ${Array.from({ length: 10_000 }, (_, i) => `s${i}: search(query: "x") { id }`).join(' ')} }`, { token: reader }))
+      .body;
     assert.equal(aliases.data, undefined);
     assert.equal(aliases.errors![0]!.extensions.code, 'GRAPHQL_PARSE_FAILED', 'over 4,000 tokens: refused while parsing, as a 400');
     assert.equal(runtime.services.db.queryCount, before, 'no Cypher ran for refused queries');
@@ -249,7 +298,10 @@ describe('access control', () => {
     assert.deepEqual(guesses, [401, 401, 401, 429, 429]);
     const wsGuessing = await serve({ rateLimitPerMinute: 3 });
     const wsCloses: Array<string | undefined> = [];
-    for (let i = 0; i < 5; i++) wsCloses.push(closeOf(await subscribeOnce(wsGuessing, { connectionParams: { Authorization: `Bearer cq_${'a'.repeat(10)}_${'c'.repeat(42)}${i}` } }))?.split(':')[0]);
+    for (let i = 0; i < 5; i++)
+      wsCloses.push(
+        closeOf(await subscribeOnce(wsGuessing, { connectionParams: { Authorization: `Bearer cq_${'a'.repeat(10)}_${'c'.repeat(42)}${i}` } }))?.split(':')[0],
+      );
     assert.deepEqual(wsCloses, ['4401 Unauthorized', '4401 Unauthorized', '4401 Unauthorized', '4429 Too many requests', '4429 Too many requests']);
   });
 
@@ -322,7 +374,10 @@ describe('access control', () => {
       const body = (await response.json()) as { errors: Array<{ message: string; extensions: { code: string } }> };
       assert.equal(body.errors[0]!.extensions.code, 'INTERNAL_SERVER_ERROR');
       assert.match(body.errors[0]!.message, /the server log has the details/);
-      const entries = logs.slice(before).map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.msg === 'internal error');
+      const entries = logs
+        .slice(before)
+        .map((line) => JSON.parse(line) as Record<string, any>)
+        .filter((entry) => entry.msg === 'internal error');
       assert.equal(entries.length, 1, 'logged exactly once');
       assert.equal(entries[0]!.level, 50);
       assert.equal(entries[0]!.requestId, 'req-masked-1');
@@ -333,8 +388,15 @@ describe('access control', () => {
       const beforeSubscription = logs.length;
       const outcome = await subscribeOnce(server, { connectionParams: { Authorization: `Bearer ${reader}` } });
       // A failure while opening the stream arrives as a result with errors, not as a protocol error.
-      assert.equal((outcome as { errors?: Array<{ extensions: { code: string } }> }).errors?.[0]?.extensions.code, 'INTERNAL_SERVER_ERROR', JSON.stringify(outcome));
-      const subscriptionEntries = logs.slice(beforeSubscription).map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.msg === 'internal error');
+      assert.equal(
+        (outcome as { errors?: Array<{ extensions: { code: string } }> }).errors?.[0]?.extensions.code,
+        'INTERNAL_SERVER_ERROR',
+        JSON.stringify(outcome),
+      );
+      const subscriptionEntries = logs
+        .slice(beforeSubscription)
+        .map((line) => JSON.parse(line) as Record<string, any>)
+        .filter((entry) => entry.msg === 'internal error');
       assert.equal(subscriptionEntries.length, 1);
       assert.equal(subscriptionEntries[0]!.transport, 'websocket');
       assert.ok(typeof subscriptionEntries[0]!.requestId === 'string' && subscriptionEntries[0]!.requestId.length > 0);

@@ -52,7 +52,12 @@ describe('GraphQL server', () => {
     runtime = await openTestRuntime({ changeFeed: true });
     server = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('warn') });
     ({ token } = await createApiKey(runtime.services.db, 'server test', Role.WRITER));
-    client = createClient({ url: server.url.replace('http', 'ws'), webSocketImpl: WebSocket, lazy: true, connectionParams: { Authorization: `Bearer ${token}` } });
+    client = createClient({
+      url: server.url.replace('http', 'ws'),
+      webSocketImpl: WebSocket,
+      lazy: true,
+      connectionParams: { Authorization: `Bearer ${token}` },
+    });
   });
   after(async () => {
     await client.dispose();
@@ -68,7 +73,11 @@ describe('GraphQL server', () => {
   }
 
   it('refuses an oversized body, broken JSON and a deep subscription, in JSON and without stack traces', async () => {
-    const huge = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ snapshots { id } }', variables: { pad: 'x'.repeat(2_000_000) } }) });
+    const huge = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ snapshots { id } }', variables: { pad: 'x'.repeat(2_000_000) } }),
+    });
     assert.equal(huge.status, 413);
     assert.equal((await huge.json()).errors[0].extensions.code, 'PAYLOAD_TOO_LARGE');
     const broken = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
@@ -80,7 +89,10 @@ describe('GraphQL server', () => {
     let deepSubscription = 'value';
     for (let level = 0; level < 10; level++) deepSubscription = `article { facts { ${deepSubscription} } }`;
     const refused = await new Promise<unknown>((resolve) => {
-      client.subscribe({ query: `subscription { changes { fact { ${deepSubscription} } } }` }, { next: () => resolve('accepted'), error: resolve, complete: () => resolve('completed') });
+      client.subscribe(
+        { query: `subscription { changes { fact { ${deepSubscription} } } }` },
+        { next: () => resolve('accepted'), error: resolve, complete: () => resolve('completed') },
+      );
     });
     assert.ok(Array.isArray(refused) && /depth|cost/i.test(JSON.stringify(refused)), `subscription refused: ${JSON.stringify(refused).slice(0, 200)}`);
     const normal = await post(`{ articles(first: 5) { edges { node { id facts { attribute value previous { value } } sentences { text label } } } } }`);
@@ -97,10 +109,11 @@ describe('GraphQL server', () => {
     // A second driver and service: the same path `chronoql ingest` takes in another process.
     const other = Database.connect(process.env.NEO4J_URI ?? runtime.neo4j.uri, process.env.NEO4J_USER ?? '', process.env.NEO4J_PASSWORD ?? '');
     try {
-      await new IngestService(other).ingest(
-        [article('A', 'One. Two changed. Four.', { Leader: 'Y' }), article('B', 'Three.', { Size: '1' })],
-        { takenAt: day('2024-02-01'), source: 'test', batchSize: 1 },
-      );
+      await new IngestService(other).ingest([article('A', 'One. Two changed. Four.', { Leader: 'Y' }), article('B', 'Three.', { Size: '1' })], {
+        takenAt: day('2024-02-01'),
+        source: 'test',
+        batchSize: 1,
+      });
     } finally {
       await other.close();
     }
@@ -124,20 +137,31 @@ describe('GraphQL server', () => {
 
     // Resuming after seq 4 with a kind filter yields only what came later and matches.
     const resumed = await collect(client, { afterSeq: 4, kinds: ['FACT_NEW'] }, (received) => received.length >= 1).events;
-    assert.deepEqual(resumed.map((e) => e.seq), [6]);
+    assert.deepEqual(
+      resumed.map((e) => e.seq),
+      [6],
+    );
   });
 
   it('delivers changes of a snapshot ingested through the mutation to a live-only subscriber', async () => {
     const subscription = collect(client, {}, (events) => events.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const result = await post(
-      `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { id status } }`,
-      { articles: [{ id: 'C', text: 'Hello world.', infobox: [{ attribute: 'Leader', value: 'Z' }] }] },
-    );
+    const result = await post(`mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { id status } }`, {
+      articles: [{ id: 'C', text: 'Hello world.', infobox: [{ attribute: 'Leader', value: 'Z' }] }],
+    });
     assert.deepEqual(result.data.ingestSnapshot, { id: '2024-03-01', status: 'INGESTING' });
     const events = await subscription.events;
-    assert.deepEqual(events.map((e) => [e.seq, e.kind, e.articleId]), [[1, 'ARTICLE_ADDED', 'C']]);
-    assert.deepEqual(await ingestOutcome(post, '2024-03-01', { searchable: true }), { id: '2024-03-01', status: 'COMPLETE', searchable: true, changeCount: 1, failure: null });
+    assert.deepEqual(
+      events.map((e) => [e.seq, e.kind, e.articleId]),
+      [[1, 'ARTICLE_ADDED', 'C']],
+    );
+    assert.deepEqual(await ingestOutcome(post, '2024-03-01', { searchable: true }), {
+      id: '2024-03-01',
+      status: 'COMPLETE',
+      searchable: true,
+      changeCount: 1,
+      failure: null,
+    });
   });
 
   it('refuses an afterSeq past every change ever recorded with BAD_USER_INPUT, in a query and a subscription (it was CHANGES_WITHDRAWN)', async () => {
@@ -146,9 +170,16 @@ describe('GraphQL server', () => {
     assert.equal(query.errors?.[0]?.extensions.code, 'BAD_USER_INPUT', JSON.stringify(query));
     assert.match(query.errors[0].message, /afterSeq 2147483647 is past the last change ever recorded \(seq 1\)/);
     const subscribed = await new Promise<unknown>((resolve) => {
-      client.subscribe({ query: 'subscription { changes(afterSeq: 2147483647) { seq } }' }, { next: resolve, error: resolve, complete: () => resolve('complete') });
+      client.subscribe(
+        { query: 'subscription { changes(afterSeq: 2147483647) { seq } }' },
+        { next: resolve, error: resolve, complete: () => resolve('complete') },
+      );
     });
-    assert.equal((subscribed as { errors?: Array<{ extensions?: { code?: string } }> }).errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', JSON.stringify(subscribed));
+    assert.equal(
+      (subscribed as { errors?: Array<{ extensions?: { code?: string } }> }).errors?.[0]?.extensions?.code,
+      'BAD_USER_INPUT',
+      JSON.stringify(subscribed),
+    );
     assert.deepEqual((await post('{ changes(afterSeq: 1) { totalCount edges { node { seq } } } }')).data.changes, { totalCount: 1, edges: [] });
   });
 
@@ -180,7 +211,11 @@ describe('GraphQL server', () => {
 
   it('serves health, metrics and an explorer that needs no internet', async () => {
     const health = await fetch(server.url.replace('/graphql', '/health'));
-    const body = (await health.json()) as { status: string; neo4j: string; retrieval: { embedder: string; problem: string | null; indexedRows: Record<string, number> } };
+    const body = (await health.json()) as {
+      status: string;
+      neo4j: string;
+      retrieval: { embedder: string; problem: string | null; indexedRows: Record<string, number> };
+    };
     assert.equal(body.status, 'ok');
     assert.equal(body.neo4j, 'reachable');
     assert.equal(body.retrieval.embedder, runtime.services.retrieval.embedderId);
@@ -203,7 +238,11 @@ describe('GraphQL server', () => {
     assert.match(metrics, /chronoql_neo4j_round_trips_total [1-9]\d*/);
     assert.match(metrics, /chronoql_ingest_articles\{state="total"\} 0/);
     assert.match(metrics, /chronoql_subscriptions_active \d+/);
-    const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'trace-42' }, body: '{"query":"{ snapshots { id } }"}' });
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'trace-42' },
+      body: '{"query":"{ snapshots { id } }"}',
+    });
     assert.equal(response.headers.get('x-request-id'), 'trace-42');
     // An unknown route answers in JSON with a code, as every other error does (it was an HTML page).
     const unknown = await fetch(server.url.replace('/graphql', '/no-such-route'));

@@ -21,7 +21,13 @@ describe('text robustness on real paragraphs', () => {
       let prefix = '';
       for (const sentence of sentences) {
         for (let end = 1; end <= sentence.tokens.length; end++) {
-          readEverything(question, sentence.tokens.slice(0, end).map((token, i) => (i === 0 ? token.text : token.space + token.text)).join(''));
+          readEverything(
+            question,
+            sentence.tokens
+              .slice(0, end)
+              .map((token, i) => (i === 0 ? token.text : token.space + token.text))
+              .join(''),
+          );
           cuts++;
         }
         prefix = prefix === '' ? sentence.text : `${prefix} ${sentence.text}`;

@@ -36,33 +36,49 @@ describe('subscribers: slow readers and server restarts', () => {
     await resetKnowledge(runtime);
   });
 
-  it('are never cut off for falling behind an ingest: one that stops reading gets every change when it reads again, in order, exactly once', { timeout: 300_000 }, async () => {
-    const feed = runtime.services.changeFeed;
-    const stalled = feed.subscribe({ afterSeq: 0 });
-    const first = stalled.next(); // starts the subscription; nothing is read after it until the ingest is done
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await runtime.services.ingest.ingest(articles(BURST), { takenAt: day('2024-01-01'), source: 'test', batchSize: 500 });
-    await new Promise((resolve) => setTimeout(resolve, 500)); // the feed's poll sees the last batch
-    const seen: number[] = [(await first).value!.seq];
-    while (seen.length < BURST) {
-      const { value, done } = await stalled.next();
-      if (done) break;
-      seen.push(value.seq);
-    }
-    await stalled.return(undefined);
-    assert.deepEqual(seen, Array.from({ length: BURST }, (_, i) => i + 1));
-  });
+  it(
+    'are never cut off for falling behind an ingest: one that stops reading gets every change when it reads again, in order, exactly once',
+    { timeout: 300_000 },
+    async () => {
+      const feed = runtime.services.changeFeed;
+      const stalled = feed.subscribe({ afterSeq: 0 });
+      const first = stalled.next(); // starts the subscription; nothing is read after it until the ingest is done
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await runtime.services.ingest.ingest(articles(BURST), { takenAt: day('2024-01-01'), source: 'test', batchSize: 500 });
+      await new Promise((resolve) => setTimeout(resolve, 500)); // the feed's poll sees the last batch
+      const seen: number[] = [(await first).value!.seq];
+      while (seen.length < BURST) {
+        const { value, done } = await stalled.next();
+        if (done) break;
+        seen.push(value.seq);
+      }
+      await stalled.return(undefined);
+      assert.deepEqual(
+        seen,
+        Array.from({ length: BURST }, (_, i) => i + 1),
+      );
+    },
+  );
 
   it('feed a WebSocket subscriber reading as fast as it can every change of a large ingest, in order, exactly once', { timeout: 300_000 }, async () => {
     const server: RunningServer = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('silent') });
     const { token } = await createApiKey(runtime.services.db, 'fast subscriber', Role.READER);
-    const client = createClient({ url: server.url.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
+    const client = createClient({
+      url: server.url.replace('http', 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: `Bearer ${token}` },
+      retryAttempts: 0,
+    });
     const seen: number[] = [];
     const received = new Promise<void>((resolve, reject) => {
       client.subscribe<{ changes: { seq: number; article: { text: string } } }>(
         // The article of every change: each one costs the server a lookup, as real subscribers' do.
         { query: 'subscription { changes(afterSeq: 0) { seq articleId article { text } } }' },
-        { next: (message) => (seen.push(message.data!.changes.seq), seen.length === BURST && resolve()), error: reject, complete: () => reject(new Error(`completed after ${seen.length}`)) },
+        {
+          next: (message) => (seen.push(message.data!.changes.seq), seen.length === BURST && resolve()),
+          error: reject,
+          complete: () => reject(new Error(`completed after ${seen.length}`)),
+        },
       );
     });
     const ingesting = new Promise((resolve) => setTimeout(resolve, 300)).then(() =>
@@ -75,7 +91,10 @@ describe('subscribers: slow readers and server restarts', () => {
       await client.dispose();
       await server.close();
     }
-    assert.deepEqual(seen, Array.from({ length: BURST }, (_, i) => i + 1));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: BURST }, (_, i) => i + 1),
+    );
   });
 
   it('end at once when closed while waiting for a change that passes their filter, releasing their listener', async () => {
@@ -87,7 +106,10 @@ describe('subscribers: slow readers and server restarts', () => {
     await runtime.services.ingest.ingest(articles(3), { takenAt: day('2024-01-01'), source: 'test' });
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(listeners(), before + 1);
-    const closed = await Promise.race([waiting.return(undefined).then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_000))]);
+    const closed = await Promise.race([
+      waiting.return(undefined).then(() => 'closed'),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_000)),
+    ]);
     assert.equal(closed, 'closed');
     assert.deepEqual(await pending, { value: undefined, done: true });
     assert.equal(listeners(), before);
@@ -136,7 +158,12 @@ describe('subscribers: slow readers and server restarts', () => {
      * returns once `during` has finished too (its last changes can arrive before its ingest releases the lease).
      */
     const follow = async (url: string, afterSeq: number, until: number, during?: () => Promise<unknown>): Promise<void> => {
-      const client = createClient({ url: url.replace('http', 'ws'), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
+      const client = createClient({
+        url: url.replace('http', 'ws'),
+        webSocketImpl: WebSocket,
+        connectionParams: { Authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+      });
       let running: Promise<unknown> | undefined;
       await new Promise<void>((resolve, reject) => {
         client.subscribe<{ changes: { seq: number } }>(
@@ -149,7 +176,11 @@ describe('subscribers: slow readers and server restarts', () => {
       await client.dispose();
       await running;
     };
-    const ingest = (n: number, date: string) => runtime.services.ingest.ingest(articles(n).map((a) => ({ ...a, id: `${a.id}-${date}` })), { takenAt: day(date), source: 'test' });
+    const ingest = (n: number, date: string) =>
+      runtime.services.ingest.ingest(
+        articles(n).map((a) => ({ ...a, id: `${a.id}-${date}` })),
+        { takenAt: day(date), source: 'test' },
+      );
     const first = await startServer(runtime, { ...loadConfig(), port: 0, host: '127.0.0.1', log: createLogger('silent') });
     await follow(first.url, 0, 100, () => ingest(100, '2024-01-01'));
     await first.close();
@@ -165,6 +196,9 @@ describe('subscribers: slow readers and server restarts', () => {
       await second.close();
       await restarted.close();
     }
-    assert.deepEqual(seen, Array.from({ length: 300 }, (_, i) => i + 1));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 300 }, (_, i) => i + 1),
+    );
   });
 });

@@ -80,7 +80,10 @@ describe('temporal knowledge graph', () => {
     );
     assert.equal(errors, undefined);
     const { first, second } = data.article;
-    assert.deepEqual(first.map((s: any) => s.label), [null, null, null, null]);
+    assert.deepEqual(
+      first.map((s: any) => s.label),
+      [null, null, null, null],
+    );
     assert.deepEqual(
       second.map((s: any) => [s.index, s.label]),
       [
@@ -147,7 +150,11 @@ describe('temporal knowledge graph', () => {
 
   it('changes nothing when the same snapshot is ingested again', async () => {
     await ingestBoth();
-    const counts = async () => [await countNodes(runtime.services.db, 'Sentence'), await countNodes(runtime.services.db, 'Fact'), await countNodes(runtime.services.db, 'ChangeEvent')];
+    const counts = async () => [
+      await countNodes(runtime.services.db, 'Sentence'),
+      await countNodes(runtime.services.db, 'Fact'),
+      await countNodes(runtime.services.db, 'ChangeEvent'),
+    ];
     const before = await counts();
     const again = await runtime.services.ingest.ingest([FRANCE_2024_10, EVEREST], { takenAt: day('2024-10-01'), source: 'test' });
     assert.equal(again.alreadyIngested, true);
@@ -230,25 +237,36 @@ describe('temporal knowledge graph', () => {
     await ingestBoth();
     const first = await execute(runtime, `{ articles(first: 1) { totalCount edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }`);
     assert.equal(first.data.articles.totalCount, 2);
-    assert.deepEqual(first.data.articles.edges.map((e: any) => e.node.id), ['France']);
+    assert.deepEqual(
+      first.data.articles.edges.map((e: any) => e.node.id),
+      ['France'],
+    );
     assert.equal(first.data.articles.pageInfo.hasNextPage, true);
     const second = await execute(runtime, `query($after: String) { articles(first: 1, after: $after) { edges { node { id } } pageInfo { hasNextPage } } }`, {
       after: first.data.articles.pageInfo.endCursor,
     });
-    assert.deepEqual(second.data.articles.edges.map((e: any) => e.node.id), ['Mount Everest']);
+    assert.deepEqual(
+      second.data.articles.edges.map((e: any) => e.node.id),
+      ['Mount Everest'],
+    );
     assert.equal(second.data.articles.pageInfo.hasNextPage, false);
     const filtered = await execute(runtime, `{ articles(titleContains: "everest") { totalCount edges { node { title } } } }`);
     assert.deepEqual(filtered.data.articles.edges, [{ node: { title: 'Mount Everest' } }]);
 
     const changes = await execute(runtime, `{ changes(first: 3) { totalCount edges { node { seq kind } } pageInfo { hasNextPage } } }`);
-    assert.deepEqual(changes.data.changes.edges.map((e: any) => e.node.seq), [1, 2, 3]);
+    assert.deepEqual(
+      changes.data.changes.edges.map((e: any) => e.node.seq),
+      [1, 2, 3],
+    );
     assert.equal(changes.data.changes.pageInfo.hasNextPage, true);
     const bad = await execute(runtime, `{ changes(first: 100000) { totalCount } }`);
     assert.equal(bad.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT');
   });
 
   it('costs a constant number of Cypher round trips for a page of articles with their facts', async () => {
-    const many = Array.from({ length: 100 }, (_, i) => article(`Article ${String(i).padStart(3, '0')}`, `Sentence ${i}.`, { Leader: `Leader ${i}`, Size: `${i}` }));
+    const many = Array.from({ length: 100 }, (_, i) =>
+      article(`Article ${String(i).padStart(3, '0')}`, `Sentence ${i}.`, { Leader: `Leader ${i}`, Size: `${i}` }),
+    );
     await runtime.services.ingest.ingest(many, { takenAt: day('2024-07-01'), source: 'test' });
     const query = `query($first: Int!) { articles(first: $first) { edges { node { id facts { attribute value previous { value } }
       sentences { text label } changes(first: 2) { totalCount } } } } snapshots { id } }`;

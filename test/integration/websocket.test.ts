@@ -163,7 +163,10 @@ describe('WebSocket connections', () => {
   });
 
   it('ends a subscription when its token expires, with 4401 "token expired"', async () => {
-    const server = await serve({}, { access: { readAccess: 'public', jwt: { algorithm: 'HS256', key: HS_SECRET, issuer: ISSUER, audience: AUDIENCE, roleClaim: 'role' } } });
+    const server = await serve(
+      {},
+      { access: { readAccess: 'public', jwt: { algorithm: 'HS256', key: HS_SECRET, issuer: ISSUER, audience: AUDIENCE, roleClaim: 'role' } } },
+    );
     const expiresAt = Math.floor(Date.now() / 1000) + 4;
     const token = await new SignJWT({ role: 'reader' })
       .setProtectedHeader({ alg: 'HS256' })

@@ -72,7 +72,10 @@ export async function storeFingerprint(db: CypherRunner): Promise<Record<string,
  * Empties `runtime`'s store and ingests `snapshots` into it with nothing going wrong: the
  * fingerprint a fault test's store must have had after its retries.
  */
-export async function fingerprintOfCleanRun(runtime: Runtime, snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>): Promise<Record<string, unknown>> {
+export async function fingerprintOfCleanRun(
+  runtime: Runtime,
+  snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>,
+): Promise<Record<string, unknown>> {
   await resetKnowledge(runtime);
   for (const { articles, takenAt } of snapshots) await runtime.services.ingest.ingest(articles, { takenAt, source: 'test' });
   return storeFingerprint(runtime.services.db);
@@ -82,7 +85,10 @@ export async function fingerprintOfCleanRun(runtime: Runtime, snapshots: Readonl
  * The same on a managed store of its own under `dataDir`, opened and closed here: for a file that
  * runs beside the others and must not touch the test store.
  */
-export async function uninterruptedFingerprint(snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>, dataDir: string): Promise<Record<string, unknown>> {
+export async function uninterruptedFingerprint(
+  snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>,
+  dataDir: string,
+): Promise<Record<string, unknown>> {
   const env = { NEO4J_URI: '', CHRONOQL_DATA_DIR: join(dataDir, 'reference'), CHRONOQL_MODELS_DIR: join(testDataDir, 'models'), CHRONOQL_NEO4J_HEAP_MB: '512' };
   const reference = await openTestRuntime({ env });
   try {

@@ -9,12 +9,22 @@ import { readTimeScope } from '../../src/qa/timeScope.js';
 import { annotate, candidateSpans } from '../../src/text/annotation.js';
 
 const random = seededRandom(7);
-const SUBJECTS = new SubjectIndex(['France', 'Manchester United F.C.', 'Speaker of the United States House of Representatives', 'World Health Organization', '2030 Winter Olympics', 'Ω ß İ'].map((title) => ({ id: title, title })));
+const SUBJECTS = new SubjectIndex(
+  [
+    'France',
+    'Manchester United F.C.',
+    'Speaker of the United States House of Representatives',
+    'World Health Organization',
+    '2030 Winter Olympics',
+    'Ω ß İ',
+  ].map((title) => ({ id: title, title })),
+);
 
 /** Everything the answerers derive from a text with the question's help (the reader's scores drawn at random). */
 export function readEverything(question: string, text: string): void {
   annotate(text).forEach((sentence, s) => {
-    for (const span of candidateSpans(sentence, s)) assert.ok(span.start < span.end && span.end <= sentence.tokens.length, `span ${span.start}..${span.end} outside "${sentence.text}"`);
+    for (const span of candidateSpans(sentence, s))
+      assert.ok(span.start < span.end && span.end <= sentence.tokens.length, `span ${span.start}..${span.end} outside "${sentence.text}"`);
   });
   const asked = analyseQuestion(question);
   questionNames(asked);
@@ -29,4 +39,3 @@ export function readEverything(question: string, text: string): void {
   const span = bestSpan(passage, scores(), scores());
   if (span) assert.ok(span.text !== '' && span.probability >= 0 && span.probability <= 1, `span "${span.text}" of "${text}"`);
 }
-

@@ -57,11 +57,19 @@ describe('chat generators (GrowOVER-QA, GrowOVER-DIALOGUE)', () => {
 
   it('reads JSON inside a ```json fence with prose around it', async () => {
     nextReply = {
-      content: 'Sure! Here is one:\n```json\n{"questions": [{"question": "Who became prime minister of France in September 2024?", "answer": "Michel Barnier", "evidence": ["3"]}]}\n```\nHope that helps {really}.',
+      content:
+        'Sure! Here is one:\n```json\n{"questions": [{"question": "Who became prime minister of France in September 2024?", "answer": "Michel Barnier", "evidence": ["3"]}]}\n```\nHope that helps {really}.',
     };
     const drafts = await new ChatQuestionGenerator(config()).questions(FRANCE);
-    assert.deepEqual(drafts.map((draft) => [draft.answers, draft.evidence]), [[['Michel Barnier'], [2]]]);
-    assert.deepEqual(replyJson('The answer is {"question": "Q?", "answer": "a } b", "evidence": 1} as asked.'), { question: 'Q?', answer: 'a } b', evidence: 1 });
+    assert.deepEqual(
+      drafts.map((draft) => [draft.answers, draft.evidence]),
+      [[['Michel Barnier'], [2]]],
+    );
+    assert.deepEqual(replyJson('The answer is {"question": "Q?", "answer": "a } b", "evidence": 1} as asked.'), {
+      question: 'Q?',
+      answer: 'a } b',
+      evidence: 1,
+    });
     assert.equal(replyJson('no JSON here {at all'), undefined);
     assert.deepEqual(replyJson('Sentence [2] says it: [{"question": "Q?"}]'), [{ question: 'Q?' }], 'a sentence number in prose is not the reply');
   });
@@ -80,7 +88,10 @@ describe('chat generators (GrowOVER-QA, GrowOVER-DIALOGUE)', () => {
       ]),
     };
     const drafts = await new ChatQuestionGenerator(config()).questions(FRANCE);
-    assert.deepEqual(drafts.map((draft) => draft.question), ['Which continent is France in?']);
+    assert.deepEqual(
+      drafts.map((draft) => draft.question),
+      ['Which continent is France in?'],
+    );
   });
 
   it('returns nothing for a reply that is not JSON, and never throws on it', async () => {
@@ -92,7 +103,12 @@ describe('chat generators (GrowOVER-QA, GrowOVER-DIALOGUE)', () => {
 
   it('no reply text, however odd, makes the reply readers throw', () => {
     const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
-    const answerish = fc.record({ question: fc.string({ unit: anyCodeUnit }), answer: fc.string({ unit: anyCodeUnit }), previous_answer: fc.string(), evidence: fc.jsonValue() });
+    const answerish = fc.record({
+      question: fc.string({ unit: anyCodeUnit }),
+      answer: fc.string({ unit: anyCodeUnit }),
+      previous_answer: fc.string(),
+      evidence: fc.jsonValue(),
+    });
     const reply = fc.oneof(
       fc.string({ unit: anyCodeUnit, maxLength: 300 }),
       fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value)),
@@ -120,7 +136,10 @@ describe('chat generators (GrowOVER-QA, GrowOVER-DIALOGUE)', () => {
       }),
     };
     const drafts = await new ChatQuestionGenerator(config()).questions(FRANCE_CHANGED);
-    assert.deepEqual(drafts.map((draft) => draft.previousAnswers), [['Gabriel Attal']]);
+    assert.deepEqual(
+      drafts.map((draft) => draft.previousAnswers),
+      [['Gabriel Attal']],
+    );
     const prompt = server.requests.at(-1)!.body.messages[1].content as string;
     assert.match(prompt, /\[1\] The prime minister is Michel Barnier\.\n\s+\(previous version: The prime minister is Gabriel Attal\.\)/);
     assert.match(prompt, /previous_answer/);
@@ -148,13 +167,19 @@ describe('chat generators (GrowOVER-QA, GrowOVER-DIALOGUE)', () => {
   it('reads a dialogue given as a bare list of four turns', async () => {
     nextReply = { content: '```\n' + JSON.stringify([turn(1), turn(2), turn(3), turn(2)]) + '\n```' };
     const dialogues = await new ChatDialogueGenerator(config()).dialogues(FRANCE);
-    assert.deepEqual(dialogues.map((dialogue) => dialogue.turns.map((t) => t.evidence)), [[0, 1, 2, 1]]);
+    assert.deepEqual(
+      dialogues.map((dialogue) => dialogue.turns.map((t) => t.evidence)),
+      [[0, 1, 2, 1]],
+    );
   });
 
   it('an HTTP 500 gives an error that names the endpoint', async () => {
     nextReply = { status: 500, text: 'model overloaded' };
     const expected = (error: unknown): boolean =>
-      error instanceof ChatRequestError && error.message.includes(`${server.baseUrl}/v1/chat/completions`) && error.message.includes('500') && error.message.includes('model overloaded');
+      error instanceof ChatRequestError &&
+      error.message.includes(`${server.baseUrl}/v1/chat/completions`) &&
+      error.message.includes('500') &&
+      error.message.includes('model overloaded');
     await assert.rejects(new ChatQuestionGenerator(config()).questions(FRANCE), expected);
     await assert.rejects(new ChatDialogueGenerator(config()).dialogues(FRANCE), expected);
   });

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { clauseForms, controlledEditCases, EDIT_KINDS, misspell, readParagraphs, splitOfTitle, swapYear, type ControlledEditCase, type Paragraph } from '../../eval/controlledEdits.js';
+import {
+  clauseForms,
+  controlledEditCases,
+  EDIT_KINDS,
+  misspell,
+  readParagraphs,
+  splitOfTitle,
+  swapYear,
+  type ControlledEditCase,
+  type Paragraph,
+} from '../../eval/controlledEdits.js';
 import { seededRandom } from '../../src/learning/random.js';
 
 /** Levenshtein distance with adjacent transpositions (optimal string alignment). */
@@ -41,7 +51,10 @@ describe('controlled edits of real paragraphs', () => {
   it('is deterministic for a seed, and another seed edits differently', () => {
     assert.deepEqual(controlledEditCases(paragraphs, 'tune', { limit: 150 }), tune);
     const other = controlledEditCases(paragraphs, 'tune', { limit: 150, seed: 7 });
-    assert.notDeepEqual(other.map((c) => c.new), tune.map((c) => c.new));
+    assert.notDeepEqual(
+      other.map((c) => c.new),
+      tune.map((c) => c.new),
+    );
   });
 
   it('splits by article: no title in both halves, and every case in the half its title hashes to', () => {
@@ -53,7 +66,11 @@ describe('controlled edits of real paragraphs', () => {
 
   it('makes every edit kind, with one gold label per new sentence and untouched sentences UNCHANGED in place', () => {
     const all = [...tune, ...heldOut];
-    for (const kind of EDIT_KINDS) assert.ok(all.some((c) => c.kinds.includes(kind)), kind);
+    for (const kind of EDIT_KINDS)
+      assert.ok(
+        all.some((c) => c.kinds.includes(kind)),
+        kind,
+      );
     for (const c of all) {
       assert.equal(c.gold.length, c.new.length);
       assert.ok(c.kinds.length >= 1 && c.kinds.length <= 2, c.id);
@@ -83,11 +100,16 @@ describe('controlled edits of real paragraphs', () => {
       assert.deepEqual(wordsOf(old[0]!).sort(), wordsOf(moved).sort());
       assert.notDeepEqual(wordsOf(old[0]!), wordsOf(moved));
     }
-    for (const { old, new: added } of all.flatMap((c) => edited(c, 'parenthetical'))) assert.ok(added.length > old[0]!.length && wordsOf(added).length > wordsOf(old[0]!).length);
+    for (const { old, new: added } of all.flatMap((c) => edited(c, 'parenthetical')))
+      assert.ok(added.length > old[0]!.length && wordsOf(added).length > wordsOf(old[0]!).length);
     for (const { old, new: joined } of all.flatMap((c) => edited(c, 'merge'))) assert.deepEqual(wordsOf(joined), wordsOf(old.join(' ')));
     for (const c of all) {
       const split = edited(c, 'split');
-      if (split.length > 0) assert.deepEqual(wordsOf(split.map((s) => s.new).join(' ')).filter((w) => w !== 'and' && w !== 'but'), wordsOf(split[0]!.old[0]!).filter((w) => w !== 'and' && w !== 'but'));
+      if (split.length > 0)
+        assert.deepEqual(
+          wordsOf(split.map((s) => s.new).join(' ')).filter((w) => w !== 'and' && w !== 'but'),
+          wordsOf(split[0]!.old[0]!).filter((w) => w !== 'and' && w !== 'but'),
+        );
       for (const inserted of edited(c, 'insert')) {
         assert.deepEqual(inserted.old, []);
         assert.ok(!c.old.includes(inserted.new));

@@ -16,9 +16,15 @@ describe('free space on the data directory', () => {
     assert.deepEqual([status.minFreeBytes, status.problem, status.freeBytes > 0], [1, null, true]);
 
     const tight = new DiskSpace(tmpdir(), free * 4);
-    const refusal = await tight.ensureRoom().then(() => null, (error: unknown) => error);
+    const refusal = await tight.ensureRoom().then(
+      () => null,
+      (error: unknown) => error,
+    );
     assert.ok(refusal instanceof StorageFullError);
-    assert.match(refusal.message, /^only [\d.]+ MiB are free on the data directory's filesystem, below the [\d.]+ MiB an ingest keeps free \(CHRONOQL_MIN_FREE_DISK_MB\); free some space and retry \(nothing written\)$/);
+    assert.match(
+      refusal.message,
+      /^only [\d.]+ MiB are free on the data directory's filesystem, below the [\d.]+ MiB an ingest keeps free \(CHRONOQL_MIN_FREE_DISK_MB\); free some space and retry \(nothing written\)$/,
+    );
     assert.match((await tight.status()).problem ?? '', /MiB are free on the data directory's filesystem/);
 
     // As a resolver's error reaches the formatter: with its path and the original error.

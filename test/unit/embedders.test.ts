@@ -234,7 +234,9 @@ describe('word-vector cache', () => {
 function demoPassages(): string[] {
   const words: string[] = [];
   const demo = join(root, 'data', 'demo');
-  for (const file of readdirSync(demo).filter((name) => name.endsWith('.jsonl')).sort()) {
+  for (const file of readdirSync(demo)
+    .filter((name) => name.endsWith('.jsonl'))
+    .sort()) {
     for (const line of readFileSync(join(demo, file), 'utf8').split('\n')) {
       if (line.trim()) words.push(...(JSON.parse(line) as { text: string }).text.split(/\s+/).filter(Boolean));
     }
@@ -365,7 +367,11 @@ const embedderConfig = (env: Record<string, string>) => loadConfig(env).embedder
 
 test('embedder configuration from the environment', () => {
   assert.deepEqual(embedderConfig({ CHRONOQL_DATA_DIR: '/data/chronoql' }), { kind: 'e5-small-v2', modelsDir: '/data/chronoql/models', threads: undefined });
-  assert.deepEqual(embedderConfig({ CHRONOQL_EMBEDDER: 'bge-small-en-v15', CHRONOQL_MODELS_DIR: '/models', CHRONOQL_EMBED_THREADS: '2' }), { kind: 'bge-small-en-v15', modelsDir: '/models', threads: 2 });
+  assert.deepEqual(embedderConfig({ CHRONOQL_EMBEDDER: 'bge-small-en-v15', CHRONOQL_MODELS_DIR: '/models', CHRONOQL_EMBED_THREADS: '2' }), {
+    kind: 'bge-small-en-v15',
+    modelsDir: '/models',
+    threads: 2,
+  });
   const wink = embedderConfig({ CHRONOQL_DATA_DIR: '/data/chronoql', CHRONOQL_EMBEDDER: 'wink-sif' });
   assert.deepEqual(wink, {
     kind: 'wink-sif',
@@ -394,8 +400,14 @@ test('embedder configuration from the environment', () => {
   });
   assert.throws(() => embedderConfig({ CHRONOQL_EMBEDDER: 'openai' }), /CHRONOQL_OPENAI_BASE_URL/);
   assert.throws(() => embedderConfig({ CHRONOQL_EMBEDDER: 'onnx' }), /CHRONOQL_ONNX_MODEL_DIR/);
-  assert.throws(() => embedderConfig({ CHRONOQL_EMBEDDER: 'word2vec' }), /must be one of e5-small-v2, all-minilm-l6-v2, bge-small-en-v15, wink-sif, openai, onnx/);
-  assert.throws(() => embedderConfig({ CHRONOQL_EMBEDDER: 'openai', CHRONOQL_OPENAI_BASE_URL: 'http://x', CHRONOQL_OPENAI_MODEL: 'm', CHRONOQL_OPENAI_BATCH_SIZE: '0' }), /BATCH_SIZE/);
+  assert.throws(
+    () => embedderConfig({ CHRONOQL_EMBEDDER: 'word2vec' }),
+    /must be one of e5-small-v2, all-minilm-l6-v2, bge-small-en-v15, wink-sif, openai, onnx/,
+  );
+  assert.throws(
+    () => embedderConfig({ CHRONOQL_EMBEDDER: 'openai', CHRONOQL_OPENAI_BASE_URL: 'http://x', CHRONOQL_OPENAI_MODEL: 'm', CHRONOQL_OPENAI_BATCH_SIZE: '0' }),
+    /BATCH_SIZE/,
+  );
   assert.equal(embeddingsUrl('http://127.0.0.1:8080'), 'http://127.0.0.1:8080/v1/embeddings');
   assert.equal(embeddingsUrl('https://api.openai.com/v1/'), 'https://api.openai.com/v1/embeddings');
   assert.equal(embeddingsUrl('http://host/proxy'), 'http://host/proxy/v1/embeddings');
@@ -484,7 +496,10 @@ describe('openai embedder (local protocol server)', () => {
     assert.deepEqual(fake.batches, [['dimension probe']]);
     const texts = ['one', 'two', 'three', 'four', 'five', 'six', 'seven'];
     const vectors = await embedder.embed(texts);
-    assert.deepEqual(fake.batches.slice(1).map((batch) => batch.length), [3, 3, 1]);
+    assert.deepEqual(
+      fake.batches.slice(1).map((batch) => batch.length),
+      [3, 3, 1],
+    );
     assert.deepEqual(fake.authorization.at(-1), 'Bearer sekret');
     assertContract(vectors, texts.length, FAKE_DIMENSION);
     texts.forEach((text, i) => assertClose(vectors.subarray(i * FAKE_DIMENSION, (i + 1) * FAKE_DIMENSION), normalized(fakeVector(text)), `row ${i}`));
@@ -496,7 +511,13 @@ describe('openai embedder (local protocol server)', () => {
   });
 
   test('retries after a 503 and a 429, then succeeds', async () => {
-    const embedder = await createOpenAIEmbedder({ baseUrl: `${fake.baseUrl}/v1`, model: 'fake-embed', dimension: FAKE_DIMENSION, initialBackoffMs: 5, maxBackoffMs: 20 });
+    const embedder = await createOpenAIEmbedder({
+      baseUrl: `${fake.baseUrl}/v1`,
+      model: 'fake-embed',
+      dimension: FAKE_DIMENSION,
+      initialBackoffMs: 5,
+      maxBackoffMs: 20,
+    });
     fake.failures = [503, 429];
     const before = embedder.requests;
     const vectors = await embedder.embed(['alpha', 'beta']);
@@ -515,7 +536,13 @@ describe('openai embedder (local protocol server)', () => {
       return true;
     });
     fake.failures = [];
-    const wrongModel = await createOpenAIEmbedder({ baseUrl: fake.baseUrl, model: 'other-model', dimension: FAKE_DIMENSION, maxRetries: 3, initialBackoffMs: 1 });
+    const wrongModel = await createOpenAIEmbedder({
+      baseUrl: fake.baseUrl,
+      model: 'other-model',
+      dimension: FAKE_DIMENSION,
+      maxRetries: 3,
+      initialBackoffMs: 1,
+    });
     await assert.rejects(wrongModel.embed(['x']), /answered 400 Bad Request: .*model or input/);
     assert.equal(wrongModel.requests, 1);
     const wrongDimension = await createOpenAIEmbedder({ baseUrl: fake.baseUrl, model: 'fake-embed', dimension: 16 });
@@ -540,7 +567,29 @@ describe('openai embedder (local protocol server)', () => {
 // onnx: a hand-written toy model, and the real pretrained encoder from Maven Central
 // ---------------------------------------------------------------------------------------------
 
-const TOY_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', 'the', 'cat', 'sat', 'on', 'mat', 'un', '##believ', '##able', '##s', '.', ',', '!', 'cafe', 'dog', 'hello', 'world', '中'];
+const TOY_VOCAB = [
+  '[PAD]',
+  '[UNK]',
+  '[CLS]',
+  '[SEP]',
+  'the',
+  'cat',
+  'sat',
+  'on',
+  'mat',
+  'un',
+  '##believ',
+  '##able',
+  '##s',
+  '.',
+  ',',
+  '!',
+  'cafe',
+  'dog',
+  'hello',
+  'world',
+  '中',
+];
 
 function toyTokenizerJson(postProcessor: 'template' | 'bert' = 'template'): Record<string, unknown> {
   return {
@@ -559,8 +608,22 @@ function toyTokenizerJson(postProcessor: 'template' | 'bert' = 'template'): Reco
             special_tokens: { '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] }, '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] } },
           },
     decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
-    added_tokens: ['[PAD]', '[UNK]', '[CLS]', '[SEP]'].map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
-    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: Object.fromEntries(TOY_VOCAB.map((token, id) => [token, id])) },
+    added_tokens: ['[PAD]', '[UNK]', '[CLS]', '[SEP]'].map((content, id) => ({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
+    model: {
+      type: 'WordPiece',
+      unk_token: '[UNK]',
+      continuing_subword_prefix: '##',
+      max_input_chars_per_word: 100,
+      vocab: Object.fromEntries(TOY_VOCAB.map((token, id) => [token, id])),
+    },
   };
 }
 
@@ -594,7 +657,8 @@ function floatTensor(name: string, rows: number, cols: number, values: Float32Ar
 }
 
 function toyOnnxModel(embeddings: Float32Array, typeEmbeddings: Float32Array, vocab: number, hidden: number): Uint8Array {
-  const node = (inputs: string[], output: string, op: string) => message(...inputs.map((input) => protoField(1, 2, input)), protoField(2, 2, output), protoField(4, 2, op));
+  const node = (inputs: string[], output: string, op: string) =>
+    message(...inputs.map((input) => protoField(1, 2, input)), protoField(2, 2, output), protoField(4, 2, op));
   const graph = message(
     protoField(1, 2, node(['E', 'input_ids'], 'tokens', 'Gather')),
     protoField(1, 2, node(['T', 'token_type_ids'], 'types', 'Gather')),
@@ -607,7 +671,12 @@ function toyOnnxModel(embeddings: Float32Array, typeEmbeddings: Float32Array, vo
     protoField(11, 2, valueInfo('token_type_ids', 7, ['batch', 'sequence'])),
     protoField(12, 2, valueInfo('last_hidden_state', 1, ['batch', 'sequence', hidden])),
   );
-  return message(protoField(1, 0, 8), protoField(2, 2, 'chronoql-test'), protoField(7, 2, graph), protoField(8, 2, message(protoField(1, 2, ''), protoField(2, 0, 13))));
+  return message(
+    protoField(1, 0, 8),
+    protoField(2, 2, 'chronoql-test'),
+    protoField(7, 2, graph),
+    protoField(8, 2, message(protoField(1, 2, ''), protoField(2, 0, 13))),
+  );
 }
 
 function writeToyModel(): { config: { modelPath: string; tokenizerPath: string; name: string }; embeddings: Float32Array; hidden: number } {
@@ -647,7 +716,11 @@ describe('onnx embedder', () => {
 
     const cls = await createOnnxEmbedder({ ...config, pooling: 'cls', maxLength: 4 });
     assertClose(await cls.embed(['the cat']), expected(['[CLS]'], 'cls'), 'CLS pooling');
-    assert.deepEqual(cls.encode('the cat sat on the mat', 'passage').map((id) => TOY_VOCAB[id]), ['[CLS]', 'the', 'cat', '[SEP]'], 'cut to maxLength, [SEP] kept');
+    assert.deepEqual(
+      cls.encode('the cat sat on the mat', 'passage').map((id) => TOY_VOCAB[id]),
+      ['[CLS]', 'the', 'cat', '[SEP]'],
+      'cut to maxLength, [SEP] kept',
+    );
     await cls.close();
     await assert.rejects(createOnnxEmbedder({ ...config, modelPath: join(scratch, 'nowhere.onnx') }), /no model at/);
     assert.throws(() => onnxModelFiles(join(scratch, 'nowhere')), /does not exist/);

@@ -53,9 +53,17 @@ describe('one cell of the evaluation over time', () => {
   it('scores EM, F1, match, evidence hits, the decision, adopted and not-adopted F1, by hand', () => {
     const rows = [
       // Right and adopted, evidence retrieved; closed book was wrong and ADAPTIVE retrieved: a right decision.
-      { item: item('q1', ['Gabriel Attal'], { evidence: ['Gabriel Attal became prime minister in 2024.'] }), result: result('Gabriel Attal', true, DecisionAction.RETRIEVE, ['France. Gabriel Attal became prime minister in 2024. More.']), closedBook: result('Élisabeth Borne', false, DecisionAction.NO_RETRIEVE) },
+      {
+        item: item('q1', ['Gabriel Attal'], { evidence: ['Gabriel Attal became prime minister in 2024.'] }),
+        result: result('Gabriel Attal', true, DecisionAction.RETRIEVE, ['France. Gabriel Attal became prime minister in 2024. More.']),
+        closedBook: result('Élisabeth Borne', false, DecisionAction.NO_RETRIEVE),
+      },
       // Half right (F1 2/3), not adopted, evidence missed; closed book right but ADAPTIVE retrieved: a wrong decision.
-      { item: item('q2', ['Eiffel Tower'], { evidence: ['The Eiffel Tower is in Paris.'] }), result: result('Tower', false, DecisionAction.RETRIEVE, ['Something else.']), closedBook: result('Eiffel Tower', false, DecisionAction.NO_RETRIEVE) },
+      {
+        item: item('q2', ['Eiffel Tower'], { evidence: ['The Eiffel Tower is in Paris.'] }),
+        result: result('Tower', false, DecisionAction.RETRIEVE, ['Something else.']),
+        closedBook: result('Eiffel Tower', false, DecisionAction.NO_RETRIEVE),
+      },
       // Wrong, not adopted, no evidence known; closed book wrong, ADAPTIVE did not retrieve: a wrong decision.
       { item: item('q3', ['1889']), result: result('1900', false, DecisionAction.NO_RETRIEVE), closedBook: result('1900', false, DecisionAction.NO_RETRIEVE) },
     ];
@@ -70,7 +78,13 @@ describe('one cell of the evaluation over time', () => {
     assert.equal(cell.adoptedF1, 100);
     assert.equal(cell.notAdoptedF1, Number(((100 * (2 / 3 + 0)) / 2).toFixed(2)));
     assert.equal(cell.bleu, null, 'no dialogue turns');
-    const turns = scoreCell({ mode: 'ALWAYS', snapshot: '2024-01-01', type: 'ALL' }, [{ item: item('q', ['it was built in 1889 by eiffel'], { kind: 'DIALOGUE_TURN' }), result: result('it was built in 1889 by eiffel', true, DecisionAction.RETRIEVE), closedBook: null }]);
+    const turns = scoreCell({ mode: 'ALWAYS', snapshot: '2024-01-01', type: 'ALL' }, [
+      {
+        item: item('q', ['it was built in 1889 by eiffel'], { kind: 'DIALOGUE_TURN' }),
+        result: result('it was built in 1889 by eiffel', true, DecisionAction.RETRIEVE),
+        closedBook: null,
+      },
+    ]);
     assert.equal(turns.bleu, 100);
     assert.equal(turns.decisionAccuracy, null, 'without closed-book answers the decision is not measured');
   });

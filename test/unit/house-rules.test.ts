@@ -24,7 +24,9 @@ describe('house rules', () => {
   });
 
   it(`keeps every file of src/ under ${MAX_LINES} lines unless it is marked as generated`, () => {
-    const long = sources.filter(({ text }) => text.split('\n').length > MAX_LINES && !/^\/\/ @generated/m.test(text)).map(({ path, text }) => `${path}: ${text.split('\n').length}`);
+    const long = sources
+      .filter(({ text }) => text.split('\n').length > MAX_LINES && !/^\/\/ @generated/m.test(text))
+      .map(({ path, text }) => `${path}: ${text.split('\n').length}`);
     assert.deepEqual(long, []);
   });
 });

@@ -30,7 +30,15 @@ const NESTED_SQUAD = {
         {
           context: 'Super Bowl 50 was won by the Denver Broncos, who beat the Carolina Panthers.',
           qas: [
-            { id: 'q1', question: 'Which team won Super Bowl 50?', answers: [{ text: 'Denver Broncos', answer_start: 29 }, { text: 'the Denver Broncos', answer_start: 25 }, { text: 'Denver Broncos', answer_start: 29 }] },
+            {
+              id: 'q1',
+              question: 'Which team won Super Bowl 50?',
+              answers: [
+                { text: 'Denver Broncos', answer_start: 29 },
+                { text: 'the Denver Broncos', answer_start: 25 },
+                { text: 'Denver Broncos', answer_start: 29 },
+              ],
+            },
             { id: 'q2', question: 'Who lost Super Bowl 50?', answers: [{ text: 'Carolina Panthers', answer_start: 58 }] },
           ],
         },
@@ -51,14 +59,35 @@ describe('importing public QA sets', () => {
       type: null,
       previousAnswers: [],
     });
-    assert.deepEqual(items.map((item) => item.id), ['q1', 'q2']);
+    assert.deepEqual(
+      items.map((item) => item.id),
+      ['q1', 'q2'],
+    );
   });
 
   it('reads flat SQuAD JSON Lines (data/squad) and the Hugging Face flat form', () => {
     const text = jsonLines(
-      { id: '56be4db0acb8001400a502ec', question: 'Which NFL team represented the AFC at Super Bowl 50?', answers: ['Denver Broncos'], context: [{ title: 'Super Bowl 50', text: 'The AFC champion Denver Broncos ...' }] },
-      { id: 'hf1', title: 'Super_Bowl_50', context: 'The NFC champion Carolina Panthers ...', question: 'Who represented the NFC?', answers: { text: ['Carolina Panthers'], answer_start: [17] } },
-      { id: 'chronoql1', question: 'Who is the prime minister of France?', answers: ['Michel Barnier'], previousAnswers: ['Gabriel Attal'], asOf: '2024-10-01', type: 'CHANGED' },
+      {
+        id: '56be4db0acb8001400a502ec',
+        question: 'Which NFL team represented the AFC at Super Bowl 50?',
+        answers: ['Denver Broncos'],
+        context: [{ title: 'Super Bowl 50', text: 'The AFC champion Denver Broncos ...' }],
+      },
+      {
+        id: 'hf1',
+        title: 'Super_Bowl_50',
+        context: 'The NFC champion Carolina Panthers ...',
+        question: 'Who represented the NFC?',
+        answers: { text: ['Carolina Panthers'], answer_start: [17] },
+      },
+      {
+        id: 'chronoql1',
+        question: 'Who is the prime minister of France?',
+        answers: ['Michel Barnier'],
+        previousAnswers: ['Gabriel Attal'],
+        asOf: '2024-10-01',
+        type: 'CHANGED',
+      },
     );
     const { items } = parseImportedItems(text, 'squad', 'squad-dev-subset.jsonl');
     assert.deepEqual(items[0]!.contexts, [{ title: 'Super Bowl 50', text: 'The AFC champion Denver Broncos ...' }]);
@@ -78,7 +107,13 @@ describe('importing public QA sets', () => {
         param_knowledge_answerable: 0,
         prompt_token_num: 16,
       },
-      { data_source: 'popqa', question_id: 'popqa_7', question: "What is Edward Corser's occupation?", ground_truth: ['politician', 'political leader'], context: ['{"title": "Edward Corser", "text": "Edward Corser was an Australian politician."}'] },
+      {
+        data_source: 'popqa',
+        question_id: 'popqa_7',
+        question: "What is Edward Corser's occupation?",
+        ground_truth: ['politician', 'political leader'],
+        context: ['{"title": "Edward Corser", "text": "Edward Corser was an Australian politician."}'],
+      },
     );
     const { items } = parseImportedItems(text, 'retrievalqa', 'retrievalqa.jsonl');
     assert.equal(items[0]!.id, 'realtimeqa_20231013_2');
@@ -89,20 +124,41 @@ describe('importing public QA sets', () => {
 
   it('reads DynaQuest records: CARL sample lines, and dated, typed lists with bare context texts', () => {
     const sample = jsonLines(
-      { question: 'Which title was conferred to Nihal Sarin in 2018?', answer: 'Grand Master', answer_old: 'Grand Master', paragraphs: [{ title: 'Nihal Sarin', text: 'He became a grandmaster in 2018.' }], ans_in_context: true },
+      {
+        question: 'Which title was conferred to Nihal Sarin in 2018?',
+        answer: 'Grand Master',
+        answer_old: 'Grand Master',
+        paragraphs: [{ title: 'Nihal Sarin', text: 'He became a grandmaster in 2018.' }],
+        ans_in_context: true,
+      },
       { question: 'Who coaches Club X?', answer: 'Ana Silva', answer_old: 'Bo Berg', paragraphs: [{ title: 'Club X', text: 'Ana Silva coaches Club X.' }] },
     );
     const carl = parseImportedItems(sample, 'dynaquest', 'sample.jsonl').items;
-    assert.deepEqual(carl.map((item) => [item.previousAnswers, item.type]), [
-      [[], null],
-      [['Bo Berg'], null],
-    ]);
+    assert.deepEqual(
+      carl.map((item) => [item.previousAnswers, item.type]),
+      [
+        [[], null],
+        [['Bo Berg'], null],
+      ],
+    );
     // Records without an id are named by their question and answers, not by their line.
     const reordered = parseImportedItems(sample.split('\n').reverse().join('\n'), 'dynaquest', 'sample.jsonl').items;
-    assert.deepEqual(reordered.map((item) => item.id).reverse(), carl.map((item) => item.id));
+    assert.deepEqual(
+      reordered.map((item) => item.id).reverse(),
+      carl.map((item) => item.id),
+    );
     assert.match(carl[0]!.id, /^[0-9a-f]{16}$/);
     const combined = JSON.stringify([
-      { id: 7, page: 'Club X', question: 'Who is the head coach of Club X?', answer: 'Ana Silva', previous_answer: 'Bo Berg', type: 'Updated', date: '2024-09-16', context: ['Ana Silva was appointed head coach in September 2024.'] },
+      {
+        id: 7,
+        page: 'Club X',
+        question: 'Who is the head coach of Club X?',
+        answer: 'Ana Silva',
+        previous_answer: 'Bo Berg',
+        type: 'Updated',
+        date: '2024-09-16',
+        context: ['Ana Silva was appointed head coach in September 2024.'],
+      },
       { id: 8, page: 'Club X', question: 'Who is the chairman of Club X?', answer: 'Unknown', type: 'new', context: [] },
       { id: 9, page: 'Club X', question: 'Where does Club X play?', answers: ['Arena Y'], type: 'UNCHANGED', timestamp: '2024-09-16T12:00:00Z' },
     ]);
@@ -116,7 +172,11 @@ describe('importing public QA sets', () => {
       type: 'CHANGED',
       previousAnswers: ['Bo Berg'],
     });
-    assert.deepEqual(items.map((item) => item.id), ['7', '9'], 'an "Unknown" answer is left out, as DynaQuest scores it');
+    assert.deepEqual(
+      items.map((item) => item.id),
+      ['7', '9'],
+      'an "Unknown" answer is left out, as DynaQuest scores it',
+    );
     assert.deepEqual([items[1]!.type, items[1]!.asOf], ['UNCHANGED', '2024-09-16T12:00:00.000Z']);
   });
 
@@ -176,7 +236,11 @@ describe('importing public QA sets', () => {
     ]);
     const impossible = structuredClone(NESTED_SQUAD) as any;
     impossible.data[0].paragraphs[0].qas[1] = { id: 'q2', question: 'Who lost Super Bowl 51?', answers: [], is_impossible: true };
-    assert.deepEqual(parseImportedItems(JSON.stringify(impossible), 'squad', 'dev-v2.0.json').items.map((item) => item.id), ['q1'], 'SQuAD 2.0 unanswerable questions are left out');
+    assert.deepEqual(
+      parseImportedItems(JSON.stringify(impossible), 'squad', 'dev-v2.0.json').items.map((item) => item.id),
+      ['q1'],
+      'SQuAD 2.0 unanswerable questions are left out',
+    );
   });
 
   it('reports a broken JSON document once, at the line where it breaks, and an empty text as no questions', () => {
@@ -186,12 +250,33 @@ describe('importing public QA sets', () => {
     assert.deepEqual(others, []);
     assert.match(problem!, /^dev\.json:6: invalid JSON/);
     assert.deepEqual(problemsOf(' \n\n', 'dynaquest', 'empty.jsonl'), ['empty.jsonl:1: no answerable questions']);
-    assert.deepEqual(problemsOf('\uFEFF' + jsonLines({ question: 'Q?', answer: 'Unknown' }), 'dynaquest', 'unknown.jsonl'), ['unknown.jsonl:1: no answerable questions']);
+    assert.deepEqual(problemsOf('\uFEFF' + jsonLines({ question: 'Q?', answer: 'Unknown' }), 'dynaquest', 'unknown.jsonl'), [
+      'unknown.jsonl:1: no answerable questions',
+    ]);
   });
 
   it('random text and random JSON never throw anything but InvalidImportError', { timeout: 120_000 }, () => {
     const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
-    const field = fc.constantFrom('id', 'question', 'answers', 'answer', 'ground_truth', 'question_id', 'context', 'paragraphs', 'data', 'qas', 'title', 'text', 'type', 'date', 'asOf', 'answer_old', 'is_impossible', '__proto__');
+    const field = fc.constantFrom(
+      'id',
+      'question',
+      'answers',
+      'answer',
+      'ground_truth',
+      'question_id',
+      'context',
+      'paragraphs',
+      'data',
+      'qas',
+      'title',
+      'text',
+      'type',
+      'date',
+      'asOf',
+      'answer_old',
+      'is_impossible',
+      '__proto__',
+    );
     const nearRecord = fc.dictionary(field, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 8 });
     const text = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 300 }),

@@ -11,7 +11,12 @@ import { UnitVectorIndex } from '../../src/retrieval/unitIndex.js';
 
 /** A store of `rows` embedded passages, answered without a database: the repository's Cypher runner is the fake. */
 function storeOf(rows: number): RetrievalRepository {
-  const units = Array.from({ length: rows }, (_, i) => ({ rowId: i + 1, embedding: [1, i + 1, 0, 0], validFrom: new Date('2024-01-01T00:00:00Z'), validTo: null }));
+  const units = Array.from({ length: rows }, (_, i) => ({
+    rowId: i + 1,
+    embedding: [1, i + 1, 0, 0],
+    validFrom: new Date('2024-01-01T00:00:00Z'),
+    validTo: null,
+  }));
   return new RetrievalRepository({ run: async (cypher: string) => (/MATCH \(u:Passage\) WHERE u\.rowId >/.test(cypher) ? units : []) as never[] });
 }
 

@@ -31,8 +31,7 @@ describe('sentence splitting', () => {
 });
 
 describe('sentence labeling', () => {
-  const previous = (texts: string[]): PreviousSentence[] =>
-    texts.map((text, i) => ({ id: `old${i}`, text, startsParagraph: i === 0 }));
+  const previous = (texts: string[]): PreviousSentence[] => texts.map((text, i) => ({ id: `old${i}`, text, startsParagraph: i === 0 }));
   const current = (texts: string[]) => texts.map((text, i) => ({ text, startsParagraph: i === 0 }));
   const labeler = new ExactMatchLabeler();
 
@@ -52,10 +51,7 @@ describe('sentence labeling', () => {
   it('reports sentences with no successor as deleted, and moved text as relocated', () => {
     const result = labeler.label(previous(['A.', 'B.', 'C.', 'D.']), current(['A.', 'D.', 'B.']));
     assert.equal(result.alignments[0]!.kind, 'KEPT');
-    assert.deepEqual(
-      result.alignments.map((a) => a.kind).sort(),
-      ['KEPT', 'KEPT', 'RELOCATED'].sort(),
-    );
+    assert.deepEqual(result.alignments.map((a) => a.kind).sort(), ['KEPT', 'KEPT', 'RELOCATED'].sort());
     assert.deepEqual(result.deletedIds, ['old2']);
   });
 
@@ -123,13 +119,18 @@ describe('fact diffing', () => {
       ['Manchester United, 2019', 'Manchester United, 2024'],
       ['Mark Smith', 'Mary Smith'],
       ['John Roberts', 'Jon Roberts'],
-    ]) assert.equal(classifyValueEdit(before!, after!).kind, 'UPDATED', `${before} → ${after}`);
+    ])
+      assert.equal(classifyValueEdit(before!, after!).kind, 'UPDATED', `${before} → ${after}`);
     assert.deepEqual(classifyValueEdit("''Paris''", 'Paris [1]'), { kind: 'SAME' });
     assert.deepEqual(classifyValueEdit('8,336,817', '8,804,190'), { kind: 'UPDATED', added: [], removed: [] }, 'a thousands separator is not a list');
   });
 
   it('diffs list values as sets of members', () => {
-    assert.deepEqual(classifyValueEdit('Canada, Mexico, United States', 'Mexico, United States, Morocco'), { kind: 'UPDATED', added: ['Morocco'], removed: ['Canada'] });
+    assert.deepEqual(classifyValueEdit('Canada, Mexico, United States', 'Mexico, United States, Morocco'), {
+      kind: 'UPDATED',
+      added: ['Morocco'],
+      removed: ['Canada'],
+    });
     assert.deepEqual(classifyValueEdit('Nepal and China', 'China, Nepal'), { kind: 'REFINED', reason: 'FORMAT' });
     assert.deepEqual(classifyValueEdit('Pat Gelsinger', 'David Zinsner and Michelle Johnston Holthaus'), {
       kind: 'UPDATED',
@@ -194,7 +195,15 @@ describe('input limits', () => {
 
   it('cuts write batches at the article count, the bytes and the infobox entries, keeping order', () => {
     const ids = (batches: Array<Array<{ id: string }>>) => batches.map((batch) => batch.map((article) => article.id).join(' '));
-    assert.deepEqual(ids([...transactionBatches(['a', 'b', 'c', 'd', 'e'].map((id) => sized(id, 10)), 2)]), ['a b', 'c d', 'e']);
+    assert.deepEqual(
+      ids([
+        ...transactionBatches(
+          ['a', 'b', 'c', 'd', 'e'].map((id) => sized(id, 10)),
+          2,
+        ),
+      ]),
+      ['a b', 'c d', 'e'],
+    );
     const big = MAX_BATCH_BYTES / 2 - 100;
     assert.deepEqual(ids([...transactionBatches([sized('a', big), sized('b', big), sized('c', big)], 100)]), ['a b', 'c']);
     const many = MAX_BATCH_INFOBOX_ENTRIES / 2;

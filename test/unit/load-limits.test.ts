@@ -13,7 +13,13 @@ import { DatabaseOverloadedError, SessionShares } from '../../src/graph/sessionS
 const FAN_OUT = `{ article(id:"France") { sentences { article { sentences { article { sentences { article { sentences { article { ${Array.from({ length: 20 }, (_, i) => `t${i + 1}: text`).join(' ')} } } } } } } } } } }`;
 
 function costOf(schema: GraphQLSchema, query: string, sizes: ListSizes = MIN_LIST_SIZES, variables: Record<string, unknown> = {}): number {
-  return operationCost(schema, parse(query), { variables }, chronoqlEstimator(() => sizes), Number.POSITIVE_INFINITY);
+  return operationCost(
+    schema,
+    parse(query),
+    { variables },
+    chronoqlEstimator(() => sizes),
+    Number.POSITIVE_INFINITY,
+  );
 }
 
 describe('query cost', () => {
@@ -22,8 +28,16 @@ describe('query cost', () => {
     const cost = costOf(schema, FAN_OUT);
     assert.ok(cost > 50 ** 4, `fan-out cost ${cost}`);
     assert.throws(
-      () => operationCost(schema, parse(FAN_OUT), {}, chronoqlEstimator(() => MIN_LIST_SIZES), QUERY_LIMITS.maxCost),
-      (error: { extensions?: { code?: string; maxCost?: number } }) => error.extensions?.code === 'QUERY_TOO_COSTLY' && error.extensions.maxCost === QUERY_LIMITS.maxCost,
+      () =>
+        operationCost(
+          schema,
+          parse(FAN_OUT),
+          {},
+          chronoqlEstimator(() => MIN_LIST_SIZES),
+          QUERY_LIMITS.maxCost,
+        ),
+      (error: { extensions?: { code?: string; maxCost?: number } }) =>
+        error.extensions?.code === 'QUERY_TOO_COSTLY' && error.extensions.maxCost === QUERY_LIMITS.maxCost,
     );
   });
 
@@ -67,7 +81,10 @@ describe('query cost', () => {
     assert.ok(cost < QUERY_LIMITS.maxCost / 2, `GraphiQL's introspection costs ${cost}`);
     const types = Object.keys(schema.getTypeMap()).length;
     assert.equal(costOf(schema, '{ __schema { types { name } } }'), 1 + (1 + types * 1), 'a type list is as long as the schema has types');
-    assert.ok(costOf(schema, `{ ${Array.from({ length: 20 }, (_, i) => `s${i}: __schema { types { fields { args { name } } } }`).join(' ')} }`) > 20 * types, 'each copy is charged');
+    assert.ok(
+      costOf(schema, `{ ${Array.from({ length: 20 }, (_, i) => `s${i}: __schema { types { fields { args { name } } } }`).join(' ')} }`) > 20 * types,
+      'each copy is charged',
+    );
   });
 
   it('counts a connection’s page size', async () => {
@@ -77,7 +94,12 @@ describe('query cost', () => {
 });
 
 /** A held session, released by the test. */
-function holder(shares: SessionShares, caller: string | null, log: string[], name: string): { started: Promise<void>; release: () => void; done: Promise<void> } {
+function holder(
+  shares: SessionShares,
+  caller: string | null,
+  log: string[],
+  name: string,
+): { started: Promise<void>; release: () => void; done: Promise<void> } {
   let release!: () => void;
   let markStarted!: () => void;
   const started = new Promise<void>((resolve) => (markStarted = resolve));
@@ -154,7 +176,10 @@ describe('error codes', () => {
   });
 
   it('tells a caller SERVICE_UNAVAILABLE, with when to retry, while Neo4j cannot be reached', () => {
-    const error = new GraphQLError('down', { originalError: new Neo4jError('connect ECONNREFUSED 127.0.0.1:7687', 'ServiceUnavailable', '', ''), path: ['snapshots'] });
+    const error = new GraphQLError('down', {
+      originalError: new Neo4jError('connect ECONNREFUSED 127.0.0.1:7687', 'ServiceUnavailable', '', ''),
+      path: ['snapshots'],
+    });
     assert.deepEqual(format(asReported(error, 'websocket'), error).extensions, { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 });
   });
 

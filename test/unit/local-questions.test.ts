@@ -15,7 +15,8 @@ import { splitSentences } from '../../src/ingest/sentenceSplitter.js';
 import { projectRoot } from '../../src/platform/paths.js';
 
 const generator = new LocalQuestionGenerator();
-const draft = (title: string, ...texts: string[]): Promise<DraftQuestion[]> => generator.questions({ title, sentences: texts.map((text) => ({ text })), type: 'NEW' });
+const draft = (title: string, ...texts: string[]): Promise<DraftQuestion[]> =>
+  generator.questions({ title, sentences: texts.map((text) => ({ text })), type: 'NEW' });
 const pairs = (drafts: readonly DraftQuestion[]): string[] => drafts.map((d) => `${d.question} => ${d.answers[0]}`);
 
 /** What every draft must satisfy whatever the input: a verbatim answer from the sentence it cites, and a question that does not contain it. */
@@ -44,7 +45,9 @@ describe('local question generator', () => {
 
   it('asks for a date with When or In what year, moving the auxiliary or adding do', async () => {
     assert.deepEqual(pairs(await draft('Acme', 'The company was founded in 1990.')), ['(Acme) In what year was the company founded? => 1990']);
-    assert.deepEqual(pairs(await draft('Apollo 11', 'The astronauts returned safely on July 24.')), ['(Apollo 11) When did the astronauts return safely? => July 24']);
+    assert.deepEqual(pairs(await draft('Apollo 11', 'The astronauts returned safely on July 24.')), [
+      '(Apollo 11) When did the astronauts return safely? => July 24',
+    ]);
     assert.deepEqual(pairs(await draft('France', 'Michel Barnier has been prime minister since 5 September 2024.')), [
       '(France) Since when has Michel Barnier been prime minister? => 5 September 2024',
       '(France) Who has been prime minister since 5 September 2024? => Michel Barnier',
@@ -74,36 +77,67 @@ describe('local question generator', () => {
 
   it('falls back to a cloze where no rewrite is safe, and names the article when the sentence does not', async () => {
     const drafts = await draft('Warsaw', 'The oldest park, which was designed by Enrico Marconi, is large.');
-    assert.deepEqual(drafts, [{ question: '(Warsaw) The oldest park, which was designed by _____, is large.', answers: ['Enrico Marconi'], previousAnswers: [], evidence: [0], form: 'cloze' }]);
+    assert.deepEqual(drafts, [
+      {
+        question: '(Warsaw) The oldest park, which was designed by _____, is large.',
+        answers: ['Enrico Marconi'],
+        previousAnswers: [],
+        evidence: [0],
+        form: 'cloze',
+      },
+    ]);
     // "It" opening the sentence is the article; "It is clear that" is not.
-    assert.deepEqual(pairs(await draft('Warsaw', 'It is located in the heartland of the Masovian Plain.')), ['Warsaw is located in the heartland of the _____. => Masovian Plain']);
-    assert.deepEqual(pairs(await draft('Warsaw', 'It is clear that Poland rebuilt the city.')), ['(Warsaw) It is clear that _____ rebuilt the city. => Poland']);
+    assert.deepEqual(pairs(await draft('Warsaw', 'It is located in the heartland of the Masovian Plain.')), [
+      'Warsaw is located in the heartland of the _____. => Masovian Plain',
+    ]);
+    assert.deepEqual(pairs(await draft('Warsaw', 'It is clear that Poland rebuilt the city.')), [
+      '(Warsaw) It is clear that _____ rebuilt the city. => Poland',
+    ]);
   });
 
   it('asks about the changed part of a CHANGED sentence and gives the answer its previous version gave', async () => {
     const input: GenerationInput = {
       title: 'France',
       type: 'CHANGED',
-      sentences: [{ text: 'Michel Barnier has been prime minister since September 2024.', previousText: 'Gabriel Attal has been prime minister since September 2024.' }],
+      sentences: [
+        { text: 'Michel Barnier has been prime minister since September 2024.', previousText: 'Gabriel Attal has been prime minister since September 2024.' },
+      ],
     };
     const drafts = await generator.questions(input);
-    assert.deepEqual(drafts[0], { question: '(France) Who has been prime minister since September 2024?', answers: ['Michel Barnier'], previousAnswers: ['Gabriel Attal'], evidence: [0], form: 'wh' });
+    assert.deepEqual(drafts[0], {
+      question: '(France) Who has been prime minister since September 2024?',
+      answers: ['Michel Barnier'],
+      previousAnswers: ['Gabriel Attal'],
+      evidence: [0],
+      form: 'wh',
+    });
     assert.deepEqual(drafts[1]?.previousAnswers, []);
     assertValid(input, drafts);
-    const year = await generator.questions({ title: 'Acme', type: 'CHANGED', sentences: [{ text: 'The company was founded in 1992 by John Smith.', previousText: 'The company was founded in 1990 by John Smith.' }] });
+    const year = await generator.questions({
+      title: 'Acme',
+      type: 'CHANGED',
+      sentences: [{ text: 'The company was founded in 1992 by John Smith.', previousText: 'The company was founded in 1990 by John Smith.' }],
+    });
     assert.deepEqual(pairs(year.slice(0, 1)), ['(Acme) In what year was the company founded by John Smith? => 1992']);
     assert.deepEqual(year[0]!.previousAnswers, ['1990']);
   });
 
   it('falls back to any answer, with no previous answer, when the change holds none', async () => {
-    const drafts = await generator.questions({ title: 'Acme', type: 'CHANGED', sentences: [{ text: 'The company was founded in 1990, reportedly.', previousText: 'The company was founded in 1990.' }] });
+    const drafts = await generator.questions({
+      title: 'Acme',
+      type: 'CHANGED',
+      sentences: [{ text: 'The company was founded in 1990, reportedly.', previousText: 'The company was founded in 1990.' }],
+    });
     assert.deepEqual(pairs(drafts), ['(Acme) In what year was the company founded? => 1990']);
     assert.deepEqual(drafts[0]!.previousAnswers, []);
   });
 
   it('never asks a question that contains its answer', async () => {
     // The title names the answer: it is not prefixed, and the subject question about it stays.
-    assert.deepEqual(pairs(await draft('Denver Broncos', 'Denver Broncos won the game in 2016.')), ['In what year did Denver Broncos win the game? => 2016', 'Who won the game in 2016? => Denver Broncos']);
+    assert.deepEqual(pairs(await draft('Denver Broncos', 'Denver Broncos won the game in 2016.')), [
+      'In what year did Denver Broncos win the game? => 2016',
+      'Who won the game in 2016? => Denver Broncos',
+    ]);
     // With "He" read as the title "John Smith", any question about "Smith" names it.
     assert.deepEqual(pairs(await draft('John Smith', 'He worked with Smith in 1990.')), ['In what year did John Smith work with Smith? => 1990']);
     assert.equal(questionRevealsAnswer('When was the 2016 game played?', '2016'), true);
@@ -112,7 +146,14 @@ describe('local question generator', () => {
   });
 
   it('gives the same drafts for the same input', async () => {
-    const input: GenerationInput = { title: 'Super Bowl 50', type: 'NEW', sentences: [{ text: 'The game was played on February 7, 2016, at Levi\'s Stadium in Santa Clara, California.' }, { text: 'Denver defeated Carolina 24–10.' }] };
+    const input: GenerationInput = {
+      title: 'Super Bowl 50',
+      type: 'NEW',
+      sentences: [
+        { text: "The game was played on February 7, 2016, at Levi's Stadium in Santa Clara, California." },
+        { text: 'Denver defeated Carolina 24–10.' },
+      ],
+    };
     const first = await generator.questions(input);
     assert.ok(first.length > 0);
     assert.deepEqual(await generator.questions(structuredClone(input)), first);
@@ -120,7 +161,16 @@ describe('local question generator', () => {
   });
 
   it('gives [] or valid drafts for empty, odd and huge input', async () => {
-    const odd = ['', '   ', '?!.,;', '🙂🙂 🎉', '\ud800 lone \udfff surrogates in 1990', 'Smith '.repeat(2000), `${'The company grew in 1990 and '.repeat(400)}stopped.`, '\u0000\u0007 control 1990'];
+    const odd = [
+      '',
+      '   ',
+      '?!.,;',
+      '🙂🙂 🎉',
+      '\ud800 lone \udfff surrogates in 1990',
+      'Smith '.repeat(2000),
+      `${'The company grew in 1990 and '.repeat(400)}stopped.`,
+      '\u0000\u0007 control 1990',
+    ];
     for (const text of odd) {
       for (const type of ['NEW', 'CHANGED'] as const) {
         const input: GenerationInput = { title: text, type, sentences: [{ text, previousText: type === 'CHANGED' ? `${text} 1991` : null }] };
@@ -142,10 +192,22 @@ describe('local question generator', () => {
       const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
       const real = fc.integer({ min: 0, max: realSentences.length - 1 }).map((i) => realSentences[i]!);
       // A real sentence cut anywhere, or with a random insertion: what an edit between two snapshots looks like.
-      const edited = fc.tuple(real, fc.nat(), fc.string({ maxLength: 12 })).map(([text, at, insert]) => text.slice(0, at % (text.length + 1)) + insert + text.slice(at % (text.length + 1)));
-      const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: anyCodeUnit, maxLength: 200 }), fc.lorem({ maxCount: 30 }), real, edited);
+      const edited = fc
+        .tuple(real, fc.nat(), fc.string({ maxLength: 12 }))
+        .map(([text, at, insert]) => text.slice(0, at % (text.length + 1)) + insert + text.slice(at % (text.length + 1)));
+      const text = fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 200 }),
+        fc.string({ unit: anyCodeUnit, maxLength: 200 }),
+        fc.lorem({ maxCount: 30 }),
+        real,
+        edited,
+      );
       const sentence = fc.record({ text, previousText: fc.option(fc.oneof(text, real), { nil: null }) });
-      const input = fc.record({ title: fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('Warsaw', 'Super Bowl 50', 'Oxygen')), sentences: fc.array(sentence, { maxLength: 4 }), type: fc.constantFrom('NEW', 'CHANGED', 'UNCHANGED') as fc.Arbitrary<GenerationInput['type']> });
+      const input = fc.record({
+        title: fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('Warsaw', 'Super Bowl 50', 'Oxygen')),
+        sentences: fc.array(sentence, { maxLength: 4 }),
+        type: fc.constantFrom('NEW', 'CHANGED', 'UNCHANGED') as fc.Arbitrary<GenerationInput['type']>,
+      });
       await fc.assert(
         fc.asyncProperty(input, async (generated) => {
           assertValid(generated, await generator.questions(generated));

@@ -173,8 +173,18 @@ describe('native addon (CPU)', () => {
   test('an empty index returns empty results', async () => {
     const index = VectorIndex.create({ dimension: 5, device });
     assert.equal(index.size, 0);
-    const results = await index.search([[1, 2, 3, 4, 5], [0, 0, 0, 0, 1]], 3, { asOf: [0, 1] });
-    assert.deepEqual(results.map((r) => r.ids.length), [0, 0]);
+    const results = await index.search(
+      [
+        [1, 2, 3, 4, 5],
+        [0, 0, 0, 0, 1],
+      ],
+      3,
+      { asOf: [0, 1] },
+    );
+    assert.deepEqual(
+      results.map((r) => r.ids.length),
+      [0, 0],
+    );
   });
 
   test('exclusions are never returned and the next rows move up', async () => {
@@ -214,7 +224,10 @@ describe('native addon (CPU)', () => {
     // An end before a row's start is refused whole, by both.
     const startsLate = Array.from(rows.ids.keys()).find((i) => rows.validFrom[i]! > 10 && i % 5 !== 0)!;
     const before = [rows.ids[endedAt[0]!]!, rows.ids[startsLate]!];
-    await assert.rejects(pair.index.invalidate(before, [endDays[0]!, rows.validFrom[startsLate]! - 1]), /validTo\[1\] \(\d+\) is before validFrom \(\d+\) of id \d+/);
+    await assert.rejects(
+      pair.index.invalidate(before, [endDays[0]!, rows.validFrom[startsLate]! - 1]),
+      /validTo\[1\] \(\d+\) is before validFrom \(\d+\) of id \d+/,
+    );
     assert.throws(() => pair.reference.invalidate(before, [endDays[0]!, rows.validFrom[startsLate]! - 1]), /validTo\[1\]/);
     assert.equal(pair.index.size, 2000 - removed.length);
     const queries = randomMatrix(random, 10, d);
@@ -355,7 +368,14 @@ describe('native addon (CPU)', () => {
     assert.throws(() => VectorIndex.create({ dimension: 4, metric: 'l2' as Metric }), /metric/);
     assert.throws(() => VectorIndex.create({ dimension: 4, device: 'tpu' as 'cpu' }), /device/);
     const index = VectorIndex.create({ dimension: 4, device });
-    await index.addBatch({ ids: [1, 2], vectors: [[1, 0, 0, 0], [0, 1, 0, 0]], validFrom: 0 });
+    await index.addBatch({
+      ids: [1, 2],
+      vectors: [
+        [1, 0, 0, 0],
+        [0, 1, 0, 0],
+      ],
+      validFrom: 0,
+    });
     const asOf = { asOf: 1 };
     assert.throws(() => index.search(new Float64Array(4) as unknown as Float32Array, 1, asOf), /queries/);
     assert.throws(() => index.search(new Float32Array(6), 1, asOf), /queries/);
@@ -374,11 +394,35 @@ describe('native addon (CPU)', () => {
     assert.throws(() => index.search([[1, 0, 0, 0]], 1, { asOf: 1, exclude: [[1], [2]] }), /exclude/);
     assert.throws(() => index.search([[1, 0, 0, 0]], 1, { asOf: 1, exclude: [[-1]] }), /exclude\[0\]\[0\]/);
     assert.throws(() => index.searchArr([[1, 0, 0, 0]], [[0, 1, 0, 0]], 1.5, 1, asOf), /omega/);
-    assert.throws(() => index.searchArr([[1, 0, 0, 0]], [[0, 1, 0, 0], [1, 1, 1, 1]], 0.5, 1, asOf), /secondQueries/);
+    assert.throws(
+      () =>
+        index.searchArr(
+          [[1, 0, 0, 0]],
+          [
+            [0, 1, 0, 0],
+            [1, 1, 1, 1],
+          ],
+          0.5,
+          1,
+          asOf,
+        ),
+      /secondQueries/,
+    );
     assert.throws(() => index.addBatch({ ids: [-1], vectors: [[1, 0, 0, 0]], validFrom: 0 }), /ids\[0\]/);
     assert.throws(() => index.addBatch({ ids: [4294967295], vectors: [[1, 0, 0, 0]], validFrom: 0 }), /ids\[0\]/);
     assert.throws(() => index.addBatch({ ids: Uint32Array.of(4294967295), vectors: [[1, 0, 0, 0]], validFrom: 0 }), /ids\[0\]/);
-    assert.throws(() => index.addBatch({ ids: [3, 3], vectors: [[1, 0, 0, 0], [1, 0, 0, 0]], validFrom: 0 }), /ids contains id 3 twice/);
+    assert.throws(
+      () =>
+        index.addBatch({
+          ids: [3, 3],
+          vectors: [
+            [1, 0, 0, 0],
+            [1, 0, 0, 0],
+          ],
+          validFrom: 0,
+        }),
+      /ids contains id 3 twice/,
+    );
     assert.throws(() => index.addBatch({ ids: [3], vectors: new Float32Array(5), validFrom: 0 }), /vectors/);
     assert.throws(() => index.addBatch({ ids: [3, 4], vectors: new Float32Array(4), validFrom: 0 }), /vectors/);
     assert.throws(() => index.addBatch({ ids: [3], vectors: [[1, 0, 0, 0]], validFrom: 5, validTo: 5 }), /validTo/);
@@ -409,7 +453,19 @@ describe('native addon (CPU)', () => {
     assert.throws(() => (raw.save as (p?: unknown) => Promise<void>)(42), /path/);
     assert.throws(() => addon.rrf(Uint32Array.of(0, 3), new Uint32Array(2), 60), /offsets/);
     assert.throws(() => addon.fuseArr(new Float32Array(4), new Float32Array(3), new Float32Array(1)), /second/);
-    assert.throws(() => new addon.NativeClassifier(2, new Float32Array(2), new Float32Array(2), Uint32Array.of(2, 2), new Float32Array(3), new Float32Array(2), Uint8Array.of(0)), /weights/);
+    assert.throws(
+      () =>
+        new addon.NativeClassifier(
+          2,
+          new Float32Array(2),
+          new Float32Array(2),
+          Uint32Array.of(2, 2),
+          new Float32Array(3),
+          new Float32Array(2),
+          Uint8Array.of(0),
+        ),
+      /weights/,
+    );
   });
 
   const model = {
@@ -418,8 +474,24 @@ describe('native addon (CPU)', () => {
     features: ['similarity', 'age_days', 'changed'],
     normalization: { mean: [0.5, 100, 0.2], std: [0.25, 80, 0.4] },
     layers: [
-      { weights: [[1.2, -0.4, 0.3], [-0.7, 0.9, 1.1], [0.2, 0.1, -1.3], [0.5, 0.5, 0.5]], bias: [0.1, -0.2, 0.05, 0], activation: 'relu' as const },
-      { weights: [[1, -1, 0.5, 0.2], [-0.3, 0.8, -0.6, 0.1], [0.4, 0.2, 0.9, -0.5]], bias: [0, 0.1, -0.1] },
+      {
+        weights: [
+          [1.2, -0.4, 0.3],
+          [-0.7, 0.9, 1.1],
+          [0.2, 0.1, -1.3],
+          [0.5, 0.5, 0.5],
+        ],
+        bias: [0.1, -0.2, 0.05, 0],
+        activation: 'relu' as const,
+      },
+      {
+        weights: [
+          [1, -1, 0.5, 0.2],
+          [-0.3, 0.8, -0.6, 0.1],
+          [0.4, 0.2, 0.9, -0.5],
+        ],
+        bias: [0, 0.1, -0.1],
+      },
     ],
   };
 
@@ -444,7 +516,20 @@ describe('native addon (CPU)', () => {
         () => Array.from({ length: Math.floor(random() * 4) }, () => numbers(d)),
       ])();
     const pair = await buildPair({ dimension: d }, [syntheticRows(random, 200, d)]);
-    const classifier = Classifier.fromJson({ type: 'linear', classes: ['no', 'yes'], features: ['a', 'b'], layers: [{ weights: [[1, 0], [0, 1]], bias: [0, 0] }] });
+    const classifier = Classifier.fromJson({
+      type: 'linear',
+      classes: ['no', 'yes'],
+      features: ['a', 'b'],
+      layers: [
+        {
+          weights: [
+            [1, 0],
+            [0, 1],
+          ],
+          bias: [0, 0],
+        },
+      ],
+    });
     let nextId = 10_000;
     const outcomes = { resolved: 0, rejected: 0 };
     for (let call = 0; call < 3_000; call++) {
@@ -456,17 +541,27 @@ describe('native addon (CPU)', () => {
         case 'add': {
           const count = 1 + Math.floor(random() * 3);
           const input = valid
-            ? { ids: Array.from({ length: count }, () => nextId++), vectors: randomMatrix(random, count, d), validFrom: Math.floor(random() * 50), validTo: pick([null, 60, 200]) }
+            ? {
+                ids: Array.from({ length: count }, () => nextId++),
+                vectors: randomMatrix(random, count, d),
+                validFrom: Math.floor(random() * 50),
+                validTo: pick([null, 60, 200]),
+              }
             : { ids: pick([junk(), [nextId++]]), vectors: junk(), validFrom: pick([junk(), 3]), validTo: junk() };
           attempt = () => pair.index.addBatch(input as never);
           mirror = () => pair.reference.addBatch(input as never);
           break;
         }
         case 'search':
-          attempt = () => pair.index.search((valid ? randomMatrix(random, 2, d) : junk()) as never, (valid ? 5 : pick([junk(), MAX_K + 1, 0, -3])) as never, { asOf: (valid ? 30 : junk()) as never, exclude: (valid ? undefined : junk()) as never });
+          attempt = () =>
+            pair.index.search((valid ? randomMatrix(random, 2, d) : junk()) as never, (valid ? 5 : pick([junk(), MAX_K + 1, 0, -3])) as never, {
+              asOf: (valid ? 30 : junk()) as never,
+              exclude: (valid ? undefined : junk()) as never,
+            });
           break;
         case 'searchArr':
-          attempt = () => pair.index.searchArr(junk() as never, junk() as never, junk() as never, pick([5, junk()]) as never, { asOf: pick([30, junk()]) as never });
+          attempt = () =>
+            pair.index.searchArr(junk() as never, junk() as never, junk() as never, pick([5, junk()]) as never, { asOf: pick([30, junk()]) as never });
           break;
         case 'remove': {
           const ids = valid ? [Math.floor(random() * 300)] : junk();
@@ -535,7 +630,10 @@ describe('native addon (CPU)', () => {
     assert.throws(() => Classifier.fromJson({ ...model, classes: ['only'] }), /model.classes/);
     assert.throws(() => Classifier.fromJson({ ...model, features: ['a', 'a', 'b'] }), /model.features\[1\]/);
     assert.throws(() => Classifier.fromJson({ ...model, normalization: { mean: [0, 0, 0], std: [1, 0, 1] } }), /model.normalization.std\[1\]/);
-    assert.throws(() => Classifier.fromJson({ ...model, layers: [{ ...model.layers[0]!, weights: [[1, 2]] }, model.layers[1]!] }), /model.layers\[0\].weights\[0\]/);
+    assert.throws(
+      () => Classifier.fromJson({ ...model, layers: [{ ...model.layers[0]!, weights: [[1, 2]] }, model.layers[1]!] }),
+      /model.layers\[0\].weights\[0\]/,
+    );
     assert.throws(() => Classifier.fromJson({ ...model, layers: [model.layers[0]!] }), /model.layers\[0\].activation/);
     assert.throws(() => Classifier.fromJson({ ...model, type: 'linear' }), /model.layers/);
     const native = Classifier.fromJson(model);
@@ -564,13 +662,28 @@ describe('native addon (CPU)', () => {
     const numeric = { a: { ids: [5, 3, 9], scores: [3, 2, 1] }, b: { ids: [9, 5], scores: [1, 1] } };
     const numericResult = await Fusion.weightedSum(numeric, { a: 1, b: 1 });
     assert.deepEqual(numericResult, referenceFusion.weightedSum(numeric, { a: 1, b: 1 }));
-    assert.deepEqual(numericResult.map((r) => r.id), [5, 9, 3]);
+    assert.deepEqual(
+      numericResult.map((r) => r.id),
+      [5, 9, 3],
+    );
 
-    const ranked = [['d1', 'd2', 'd3', 'd4'], ['d3', 'd1', 'd5'], ['d6', 'd3']];
+    const ranked = [
+      ['d1', 'd2', 'd3', 'd4'],
+      ['d3', 'd1', 'd5'],
+      ['d6', 'd3'],
+    ];
     assert.deepEqual(await Fusion.rrf(ranked), referenceFusion.rrf(ranked));
     assert.deepEqual(await Fusion.rrf(ranked, { k: 0, weights: [1, 2, 0.5] }), referenceFusion.rrf(ranked, { k: 0, weights: [1, 2, 0.5] }));
     // Symmetric lists tie exactly: the smaller id wins.
-    assert.deepEqual((await Fusion.rrf([[2, 1], [1, 2]])).map((r) => r.id), [1, 2]);
+    assert.deepEqual(
+      (
+        await Fusion.rrf([
+          [2, 1],
+          [1, 2],
+        ])
+      ).map((r) => r.id),
+      [1, 2],
+    );
     const big = Array.from({ length: 5 }, () => Array.from({ length: 300 }, () => Math.floor(random() * 2000))).map((l) => [...new Set(l)]);
     assert.deepEqual(await Fusion.rrf(big), referenceFusion.rrf(big));
   });

@@ -67,6 +67,9 @@ describe('answer metrics and question reading', () => {
     assert.ok(linear.loss > 0.6, `a linear model cannot: loss ${linear.loss}`);
     assert.ok(first.loss < 0.1, `loss ${first.loss}`);
     const p = await Classifier.fromJson(first.model).scoreBatch(rows.map((row) => row.features));
-    assert.ok(rows.every((row, r) => (p[2 * r]! > 0.5 ? 0 : 1) === row.label), 'the addon classifies every row as trained');
+    assert.ok(
+      rows.every((row, r) => (p[2 * r]! > 0.5 ? 0 : 1) === row.label),
+      'the addon classifies every row as trained',
+    );
   });
 });

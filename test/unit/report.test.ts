@@ -129,7 +129,11 @@ describe('report charts', () => {
     for (const { file, title, svg } of charts) {
       assertWellFormedSvg(svg);
       assert.ok(svg.includes(title), `${file} shows its title`);
-      assert.doesNotMatch(svg.replace(/xmlns(:xlink)?="http:\/\/www\.w3\.org\/[^"]*"/g, ''), /https?:|@import|@font-face|href=/, `${file} refers to nothing outside`);
+      assert.doesNotMatch(
+        svg.replace(/xmlns(:xlink)?="http:\/\/www\.w3\.org\/[^"]*"/g, ''),
+        /https?:|@import|@font-face|href=/,
+        `${file} refers to nothing outside`,
+      );
     }
   });
 
@@ -142,9 +146,11 @@ describe('report charts', () => {
   it('names every series: modes, item types, the gate per mode, adopted and not adopted', () => {
     const svg = (file: string): string => charts.find((chart) => chart.file === file)!.svg;
     const shown = (file: string, text: string): boolean => svg(file).includes(`>${text}</text>`);
-    for (const name of ['NEVER', 'ALWAYS', 'ADAPTIVE', 'ALL', 'NEW', 'CHANGED', 'UNCHANGED', 'F1 (%)', 'snapshot']) assert.ok(shown('f1-over-snapshots.svg', name), name);
+    for (const name of ['NEVER', 'ALWAYS', 'ADAPTIVE', 'ALL', 'NEW', 'CHANGED', 'UNCHANGED', 'F1 (%)', 'snapshot'])
+      assert.ok(shown('f1-over-snapshots.svg', name), name);
     for (const name of ['NEW', 'CHANGED', 'UNCHANGED', 'items', '120', '155', '175']) assert.ok(shown('benchmark-size.svg', name), name);
-    for (const name of ['NEVER · ECE 0.142', 'ALWAYS · ECE 0.061', 'ADAPTIVE · ECE 0.048', 'mean p(reliable)', 'accuracy', 'answers']) assert.ok(shown('reliability.svg', name), name);
+    for (const name of ['NEVER · ECE 0.142', 'ALWAYS · ECE 0.061', 'ADAPTIVE · ECE 0.048', 'mean p(reliable)', 'accuracy', 'answers'])
+      assert.ok(shown('reliability.svg', name), name);
     for (const name of ['adopted', 'not adopted', 'NEVER', 'ALWAYS', 'ADAPTIVE', '2024-07-01']) assert.ok(shown('adopted-f1.svg', name), name);
   });
 
@@ -177,7 +183,10 @@ describe('report folder', () => {
     const written = await writeReport(result, join(dir, 'report'));
     const charts = await renderCharts(result);
     const files = ['index.html', 'result.json', ...charts.map(({ file }) => file)];
-    assert.deepEqual(written, files.map((file) => join(dir, 'report', file)));
+    assert.deepEqual(
+      written,
+      files.map((file) => join(dir, 'report', file)),
+    );
     assert.deepEqual((await readdir(join(dir, 'report'))).sort(), [...files].sort());
     assert.deepEqual(JSON.parse(await readFile(join(dir, 'report', 'result.json'), 'utf8')), result);
 
@@ -189,7 +198,12 @@ describe('report folder', () => {
     assert.ok(html.includes('<dd>data/&lt;qa&gt; &amp; &quot;more&quot;.jsonl</dd>'), 'the source is escaped');
     assert.ok(html.includes('<dd>2024-07-02T09:41:27.000Z</dd>'), 'the finish time is shown');
     assert.ok(html.includes('<td class="number">45.2 / 55.9</td>'), 'Table 4 is there');
-    assert.ok(html.includes('<th scope="row">2024-07-01</th><td class="number">35</td><td class="number">30</td><td class="number">110</td><td class="number">175</td>'), 'the sizes are there');
+    assert.ok(
+      html.includes(
+        '<th scope="row">2024-07-01</th><td class="number">35</td><td class="number">30</td><td class="number">110</td><td class="number">175</td>',
+      ),
+      'the sizes are there',
+    );
     assert.doesNotMatch(html, /<script|<link|<img|@import|url\(/i, 'nothing to run or fetch');
   });
 
@@ -200,7 +214,11 @@ describe('report folder', () => {
     await publishReport(join(dir, 'first run'), published);
     await publishReport(join(dir, 'second run'), published);
     assert.equal(JSON.parse(await readFile(join(published, 'result.json'), 'utf8')).source, 'second run');
-    assert.deepEqual((await readdir(dir)).filter((name) => name.startsWith('published')), ['published'], 'nothing left beside it');
+    assert.deepEqual(
+      (await readdir(dir)).filter((name) => name.startsWith('published')),
+      ['published'],
+      'nothing left beside it',
+    );
     const dataDir = join(dir, 'data');
     await mkdir(join(dataDir, 'neo4j'), { recursive: true });
     await writeFile(join(dataDir, 'demo-api-key'), 'secret');

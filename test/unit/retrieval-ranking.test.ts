@@ -6,8 +6,7 @@ import { contentTerms, termCoverage } from '../../src/text/language.js';
 import { DEFAULT_FUSION, fuseCandidates, fusionWeights, lexicalEvidence } from '../../src/retrieval/fusion.js';
 
 describe('passage chunking', () => {
-  const sentences = (texts: string[], paragraphStarts: number[] = [0]) =>
-    texts.map((text, i) => ({ text, startsParagraph: paragraphStarts.includes(i) }));
+  const sentences = (texts: string[], paragraphStarts: number[] = [0]) => texts.map((text, i) => ({ text, startsParagraph: paragraphStarts.includes(i) }));
 
   it('packs sentences up to the limit and never crosses a paragraph', () => {
     const passages = chunkPassages(sentences(['aaaa.', 'bbbb.', 'cccc.', 'dddd.'], [0, 3]), 12, 2);
@@ -50,7 +49,10 @@ describe('hybrid fusion weights', () => {
       hit(4, 'Florentino Pérez has been club president since 2009.'),
     ]);
     assert.deepEqual(evidence, { coverage: 1, margin: 0.5, scorePerTerm: 8 / 5 });
-    assert.equal(lexicalEvidence('Who is the club president of FC Bayern Munich?', [hit(8, 'Herbert Hainer has been club president since 2019.')]).coverage, 2 / 5);
+    assert.equal(
+      lexicalEvidence('Who is the club president of FC Bayern Munich?', [hit(8, 'Herbert Hainer has been club president since 2019.')]).coverage,
+      2 / 5,
+    );
     assert.deepEqual(lexicalEvidence('anything', []), { coverage: 0, margin: 0, scorePerTerm: 0 });
   });
 
@@ -62,7 +64,10 @@ describe('hybrid fusion weights', () => {
     assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, coverage: 0.5 }, 30), denseAlone, 'a top hit holding half the words');
     assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, margin: 0.01 }, 30), denseAlone, 'a flat BM25 list');
     assert.deepEqual(fusionWeights(DEFAULT_FUSION, { ...strong, scorePerTerm: 0.5 }, 30), denseAlone, 'weak matches of common words');
-    assert.deepEqual(fusionWeights({ method: 'weighted', denseWeight: 0.5, lexicalWeight: 0.5 }, { coverage: 0, margin: 0, scorePerTerm: 0 }, 30), { dense: 0.5, lexical: 0.5 });
+    assert.deepEqual(fusionWeights({ method: 'weighted', denseWeight: 0.5, lexicalWeight: 0.5 }, { coverage: 0, margin: 0, scorePerTerm: 0 }, 30), {
+      dense: 0.5,
+      lexical: 0.5,
+    });
   });
 
   // BM25 hits for a question worded unlike them: the lexical list does not count.
@@ -75,7 +80,10 @@ describe('hybrid fusion weights', () => {
 
   it('keeps BM25 order when there is no dense list, however weak the lexical evidence', async () => {
     const fused = await fuseCandidates(kneadQuestion, [], breadHits, DEFAULT_FUSION);
-    assert.deepEqual(fused.map((hit) => hit.id), ['b', 'a', 'c']);
+    assert.deepEqual(
+      fused.map((hit) => hit.id),
+      ['b', 'a', 'c'],
+    );
     assert.ok(fused[0]!.score > fused[1]!.score && fused[1]!.score > fused[2]!.score);
   });
 
@@ -87,8 +95,26 @@ describe('hybrid fusion weights', () => {
       { id: 'z2', score: 0.5, text: 'The dough rests overnight.' },
     ];
     const fused = await fuseCandidates(kneadQuestion, dense, breadHits, DEFAULT_FUSION);
-    assert.deepEqual(fused.map((hit) => hit.id), ['z1', 'z2', 'b', 'a', 'c']);
-    const both = await fuseCandidates('q', [{ id: 'y', score: 1, text: '' }, { id: 'x', score: 0, text: '' }], [{ id: 'w', score: 2, text: '' }, { id: 'v', score: 1, text: '' }], { method: 'weighted', denseWeight: 0.4, lexicalWeight: 0.6 });
-    assert.deepEqual(both.map((hit) => hit.id), ['w', 'y', 'v', 'x'], 'a 0-0 tie goes to the heavier list first');
+    assert.deepEqual(
+      fused.map((hit) => hit.id),
+      ['z1', 'z2', 'b', 'a', 'c'],
+    );
+    const both = await fuseCandidates(
+      'q',
+      [
+        { id: 'y', score: 1, text: '' },
+        { id: 'x', score: 0, text: '' },
+      ],
+      [
+        { id: 'w', score: 2, text: '' },
+        { id: 'v', score: 1, text: '' },
+      ],
+      { method: 'weighted', denseWeight: 0.4, lexicalWeight: 0.6 },
+    );
+    assert.deepEqual(
+      both.map((hit) => hit.id),
+      ['w', 'y', 'v', 'x'],
+      'a 0-0 tie goes to the heavier list first',
+    );
   });
 });

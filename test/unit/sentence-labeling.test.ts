@@ -13,7 +13,10 @@ import { testDataDir } from '../support/runtime.js';
 
 const previous = (texts: string[]) => texts.map((text, i) => ({ id: `o${i}`, text, startsParagraph: i === 0 }));
 const current = (texts: string[]) => texts.map((text, i) => ({ text, startsParagraph: i === 0 }));
-const kinds = (labeling: SentenceLabeling) => labeling.alignments.map((a) => (a.kind === 'KEPT' || a.kind === 'RELOCATED' ? `UNCHANGED<${a.previousId}` : a.kind === 'CHANGED' ? `CHANGED<${a.previousId}` : 'NEW'));
+const kinds = (labeling: SentenceLabeling) =>
+  labeling.alignments.map((a) =>
+    a.kind === 'KEPT' || a.kind === 'RELOCATED' ? `UNCHANGED<${a.previousId}` : a.kind === 'CHANGED' ? `CHANGED<${a.previousId}` : 'NEW',
+  );
 
 describe('GrowOVER sentence labeling', () => {
   let embedder: Embedder;
@@ -28,8 +31,18 @@ describe('GrowOVER sentence labeling', () => {
 
   it('anchors identical text and labels a changed holder CHANGED, an added sentence NEW, a removed one DELETED', async () => {
     const labeling = await labeler.label(
-      previous(['France is a country in Western Europe.', 'Gabriel Attal has been prime minister since 9 January 2024.', 'She is the second woman to hold the office.', 'The capital is Paris.']),
-      current(['France is a country in Western Europe.', 'Michel Barnier has been prime minister since 5 September 2024.', 'Macron dissolved the National Assembly in June 2024.', 'The capital is Paris.']),
+      previous([
+        'France is a country in Western Europe.',
+        'Gabriel Attal has been prime minister since 9 January 2024.',
+        'She is the second woman to hold the office.',
+        'The capital is Paris.',
+      ]),
+      current([
+        'France is a country in Western Europe.',
+        'Michel Barnier has been prime minister since 5 September 2024.',
+        'Macron dissolved the National Assembly in June 2024.',
+        'The capital is Paris.',
+      ]),
     );
     assert.deepEqual(kinds(labeling), ['UNCHANGED<o0', 'CHANGED<o1', 'NEW', 'UNCHANGED<o3']);
     assert.deepEqual(labeling.deletedIds, ['o2']);
@@ -37,15 +50,25 @@ describe('GrowOVER sentence labeling', () => {
 
   it('keeps a merge and a split UNCHANGED, with every joined sentence closed and none DELETED', async () => {
     const merged = await labeler.label(
-      previous(['In 1186, Temüjin was elected khan of the Mongols.', "However, Jamukha, threatened by Temüjin's rapid ascent, quickly moved to stop Temüjin's ambitions."]),
-      current(["In 1186, Temüjin was elected khan of the Mongols; however, Jamukha, threatened by Temüjin's rapid ascent, quickly moved to stop Temüjin's ambitions."]),
+      previous([
+        'In 1186, Temüjin was elected khan of the Mongols.',
+        "However, Jamukha, threatened by Temüjin's rapid ascent, quickly moved to stop Temüjin's ambitions.",
+      ]),
+      current([
+        "In 1186, Temüjin was elected khan of the Mongols; however, Jamukha, threatened by Temüjin's rapid ascent, quickly moved to stop Temüjin's ambitions.",
+      ]),
     );
     assert.deepEqual(kinds(merged), ['UNCHANGED<o0']);
     assert.deepEqual(merged.alignments[0], { kind: 'RELOCATED', previousId: 'o0', mergedIds: ['o1'] });
     assert.deepEqual(merged.deletedIds, []);
     const split = await labeler.label(
-      previous(['Unlike animals, plants lack phagocytic cells, but many plant immune responses involve systemic chemical signals that are sent through a plant.']),
-      current(['Unlike animals, plants lack phagocytic cells.', 'But many plant immune responses involve systemic chemical signals that are sent through a plant.']),
+      previous([
+        'Unlike animals, plants lack phagocytic cells, but many plant immune responses involve systemic chemical signals that are sent through a plant.',
+      ]),
+      current([
+        'Unlike animals, plants lack phagocytic cells.',
+        'But many plant immune responses involve systemic chemical signals that are sent through a plant.',
+      ]),
     );
     assert.deepEqual(kinds(split), ['UNCHANGED<o0', 'UNCHANGED<o0']);
     assert.deepEqual(split.deletedIds, []);
@@ -53,8 +76,16 @@ describe('GrowOVER sentence labeling', () => {
 
   it('keeps a typo fix and a dropped clause UNCHANGED, and a changed year or count CHANGED', async () => {
     const labeling = await labeler.label(
-      previous(['In 1348–49, the desease reached Antioch.', 'By autumn 1347, the plague reached Alexandria in Egypt.', 'In 1187, he attacked with an army of thirty thousand troops.']),
-      current(['In 1348–49, the disease reached Antioch.', 'By autumn 1348, the plague reached Alexandria in Egypt.', 'In 1187, he attacked with an army of forty thousand troops.']),
+      previous([
+        'In 1348–49, the desease reached Antioch.',
+        'By autumn 1347, the plague reached Alexandria in Egypt.',
+        'In 1187, he attacked with an army of thirty thousand troops.',
+      ]),
+      current([
+        'In 1348–49, the disease reached Antioch.',
+        'By autumn 1348, the plague reached Alexandria in Egypt.',
+        'In 1187, he attacked with an army of forty thousand troops.',
+      ]),
     );
     assert.deepEqual(kinds(labeling), ['UNCHANGED<o0', 'CHANGED<o1', 'CHANGED<o2']);
   });
@@ -81,8 +112,14 @@ describe('GrowOVER sentence labeling', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      const verified = new GrowOverLabeler({ embed: embedTextsWith(embedder), verifier: chatVerifier({ baseUrl: `http://127.0.0.1:${port}`, model: 'judge' }) });
-      const confirmed = await verified.label(previous(['Gabriel Attal has been prime minister since 9 January 2024.']), current(['Michel Barnier has been prime minister since 5 September 2024.']));
+      const verified = new GrowOverLabeler({
+        embed: embedTextsWith(embedder),
+        verifier: chatVerifier({ baseUrl: `http://127.0.0.1:${port}`, model: 'judge' }),
+      });
+      const confirmed = await verified.label(
+        previous(['Gabriel Attal has been prime minister since 9 January 2024.']),
+        current(['Michel Barnier has been prime minister since 5 September 2024.']),
+      );
       assert.equal(confirmed.alignments[0]!.kind, 'CHANGED');
       const pair = [['Rishi Sunak has been prime minister since 25 October 2022.'], ['Keir Starmer has been prime minister since 5 July 2024.']] as const;
       assert.equal((await labeler.label(previous([...pair[0]]), current([...pair[1]]))).alignments[0]!.kind, 'CHANGED', 'CHANGED without a verifier');
@@ -109,15 +146,24 @@ describe('GrowOVER sentence labeling', () => {
   const SCHOOLS = 'Between the ages of 12 and 16 two comprehensive schools cater for girls and boys separately.';
 
   it('keeps a typo fix in a name UNCHANGED', async () => {
-    const labeling = await labeler.label(previous(['Gbraltar opened its first comprehensive school in 1972.', SCHOOLS]), current(['Gibraltar opened its first comprehensive school in 1972.', SCHOOLS]));
+    const labeling = await labeler.label(
+      previous(['Gbraltar opened its first comprehensive school in 1972.', SCHOOLS]),
+      current(['Gibraltar opened its first comprehensive school in 1972.', SCHOOLS]),
+    );
     assert.deepEqual(kinds(labeling), ['UNCHANGED<o0', 'UNCHANGED<o1']);
   });
 
   it('keeps a clause moved to the front UNCHANGED', async () => {
     const engine = 'The game runs on a modified The Wind Waker engine.';
     const labeling = await labeler.label(
-      previous(["Aonuma's team managed to present realistic horseback riding, which Nintendo later revealed to the public with a trailer at Electronic Entertainment Expo 2004 in four months.", engine]),
-      current(["In four months, Aonuma's team managed to present realistic horseback riding, which Nintendo later revealed to the public with a trailer at Electronic Entertainment Expo 2004.", engine]),
+      previous([
+        "Aonuma's team managed to present realistic horseback riding, which Nintendo later revealed to the public with a trailer at Electronic Entertainment Expo 2004 in four months.",
+        engine,
+      ]),
+      current([
+        "In four months, Aonuma's team managed to present realistic horseback riding, which Nintendo later revealed to the public with a trailer at Electronic Entertainment Expo 2004.",
+        engine,
+      ]),
     );
     assert.deepEqual(kinds(labeling), ['UNCHANGED<o0', 'UNCHANGED<o1']);
   });
@@ -134,13 +180,23 @@ describe('GrowOVER sentence labeling', () => {
   it('labels one swapped number or name CHANGED even when the encoder sees the same sentence', async () => {
     const eliminated = 'Naima Adedapo and Thia Megia were both eliminated the following week.';
     const number = await labeler.label(
-      previous(['The judges used their one save on Abrams on the Top 11, and as a result this was the first season that 11 finalists went on tour instead of 10.', eliminated]),
-      current(['The judges used their one save on Abrams on the Top 11, and as a result this was the first season that 5 finalists went on tour instead of 10.', eliminated]),
+      previous([
+        'The judges used their one save on Abrams on the Top 11, and as a result this was the first season that 11 finalists went on tour instead of 10.',
+        eliminated,
+      ]),
+      current([
+        'The judges used their one save on Abrams on the Top 11, and as a result this was the first season that 5 finalists went on tour instead of 10.',
+        eliminated,
+      ]),
     );
     assert.deepEqual(kinds(number), ['CHANGED<o0', 'UNCHANGED<o1']);
     const name = await labeler.label(
-      previous(['Since deterministic Turing machines are special non-deterministic Turing machines, it is easily observed that each problem in P is also member of the class NP.']),
-      current(['Since deterministic Turing machines are special non-deterministic Song machines, it is easily observed that each problem in P is also member of the class NP.']),
+      previous([
+        'Since deterministic Turing machines are special non-deterministic Turing machines, it is easily observed that each problem in P is also member of the class NP.',
+      ]),
+      current([
+        'Since deterministic Turing machines are special non-deterministic Song machines, it is easily observed that each problem in P is also member of the class NP.',
+      ]),
     );
     assert.deepEqual(kinds(name), ['CHANGED<o0']);
   });
@@ -154,10 +210,19 @@ describe('GrowOVER sentence labeling', () => {
   });
 
   it('deletes nothing when a merge and an inserted sentence even out a group', async () => {
-    const resonance = 'The great distances and the nature of what Tesla was detecting from lightning storms confirmed his belief that the earth had a resonant frequency.';
+    const resonance =
+      'The great distances and the nature of what Tesla was detecting from lightning storms confirmed his belief that the earth had a resonant frequency.';
     const labeling = await labeler.label(
-      previous(['Tesla investigated atmospheric electricity, observing lightning signals via his receivers.', 'He stated that he observed stationary waves during this time.', resonance]),
-      current(['Kenya had an estimated 15 million cases of malaria in 2006.', 'Tesla investigated atmospheric electricity, observing lightning signals via his receivers; he stated that he observed stationary waves during this time.', resonance]),
+      previous([
+        'Tesla investigated atmospheric electricity, observing lightning signals via his receivers.',
+        'He stated that he observed stationary waves during this time.',
+        resonance,
+      ]),
+      current([
+        'Kenya had an estimated 15 million cases of malaria in 2006.',
+        'Tesla investigated atmospheric electricity, observing lightning signals via his receivers; he stated that he observed stationary waves during this time.',
+        resonance,
+      ]),
     );
     assert.deepEqual(kinds(labeling), ['NEW', 'UNCHANGED<o0', 'UNCHANGED<o2']);
     assert.deepEqual(labeling.alignments[1], { kind: 'RELOCATED', previousId: 'o0', mergedIds: ['o1'] });
@@ -185,10 +250,18 @@ describe('GrowOVER sentence labeling', () => {
   });
 
   it('makes training pairs by controlled edits, deterministically', () => {
-    const article = ['Gabriel Attal has been prime minister since 9 January 2024, succeeding Élisabeth Borne.', 'The capital and largest city is Paris.', 'France is a founding member of the European Union.'];
+    const article = [
+      'Gabriel Attal has been prime minister since 9 January 2024, succeeding Élisabeth Borne.',
+      'The capital and largest city is Paris.',
+      'France is a founding member of the European Union.',
+    ];
     const first = relationTrainingPairs([article]);
     assert.deepEqual(first, relationTrainingPairs([article]));
-    for (const relation of ['ENTAILMENT', 'CONTRADICTION', 'NEUTRAL']) assert.ok(first.some((pair) => pair.relation === relation), relation);
+    for (const relation of ['ENTAILMENT', 'CONTRADICTION', 'NEUTRAL'])
+      assert.ok(
+        first.some((pair) => pair.relation === relation),
+        relation,
+      );
     assert.ok(first.some((pair) => pair.edit === 'clause dropped' && pair.new === 'Gabriel Attal has been prime minister since 9 January 2024.'));
   });
 });

@@ -16,7 +16,10 @@ import { loadConfig } from '../../src/app/config.js';
 describe('text robustness', () => {
   it('the crash of a sentence ending in a name connector is gone', () => {
     const [sentence] = annotate('She studied at the University of');
-    assert.deepEqual(candidateSpans(sentence!, 0).map((span) => span.text), ['University']);
+    assert.deepEqual(
+      candidateSpans(sentence!, 0).map((span) => span.text),
+      ['University'],
+    );
     for (const text of ['of', 'The Bank of', 'Subutai and', 'Manning -', '34 –']) readEverything('Who?', text);
   });
 
@@ -28,7 +31,11 @@ describe('text robustness', () => {
 
   it('arbitrary Unicode, lone surrogates and control characters', { timeout: 120_000 }, () => {
     const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
-    const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: anyCodeUnit, maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 120 }));
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 200 }),
+      fc.string({ unit: anyCodeUnit, maxLength: 200 }),
+      fc.string({ unit: 'grapheme', maxLength: 120 }),
+    );
     fc.assert(
       fc.property(text, text, (question, passage) => {
         readEverything(question, passage);
@@ -41,7 +48,11 @@ describe('text robustness', () => {
     const config = loadConfig();
     const reader = await SpanReader.open({ modelsDir: modelsDir(), encoderDir: config.modelsDir, cacheBytes: 16 << 20 });
     try {
-      const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), maxLength: 300 }), fc.lorem({ maxCount: 80 }));
+      const text = fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 300 }),
+        fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), maxLength: 300 }),
+        fc.lorem({ maxCount: 80 }),
+      );
       await fc.assert(
         fc.asyncProperty(fc.array(fc.tuple(text, text), { minLength: 1, maxLength: 4 }), async (pairs) => {
           const spans = await reader.read(pairs.map(([question, passage]) => ({ question: analyseQuestion(question), text: passage })));
@@ -60,4 +71,3 @@ describe('text robustness', () => {
     }
   });
 });
-

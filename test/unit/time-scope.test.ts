@@ -14,8 +14,18 @@ function scope(question: string, asOf = ASKED): { kind: TimeScopeKind; text: str
 
 describe('time expressions in questions', () => {
   it('reads a month, a year and a day as periods', () => {
-    assert.deepEqual(scope('Who was the manager of Manchester United in July 2024?'), { kind: 'DURING', text: 'in July 2024', from: '2024-07-01', to: '2024-08-01' });
-    assert.deepEqual(scope('Who was the governor of the Reserve Bank of India in 2024?'), { kind: 'DURING', text: 'in 2024', from: '2024-01-01', to: '2025-01-01' });
+    assert.deepEqual(scope('Who was the manager of Manchester United in July 2024?'), {
+      kind: 'DURING',
+      text: 'in July 2024',
+      from: '2024-07-01',
+      to: '2024-08-01',
+    });
+    assert.deepEqual(scope('Who was the governor of the Reserve Bank of India in 2024?'), {
+      kind: 'DURING',
+      text: 'in 2024',
+      from: '2024-01-01',
+      to: '2025-01-01',
+    });
     assert.deepEqual(scope('What happened on 4 December 2024?'), { kind: 'DURING', text: 'on 4 December 2024', from: '2024-12-04', to: '2024-12-05' });
     assert.deepEqual(scope('Who led in the 1990s?'), { kind: 'DURING', text: 'in the 1990s', from: '1990-01-01', to: '2000-01-01' });
     assert.deepEqual(scope('Who coached in the 2023–24 season?'), { kind: 'DURING', text: 'in the 2023–24 season', from: '2023-01-01', to: '2025-01-01' });
@@ -23,8 +33,18 @@ describe('time expressions in questions', () => {
   });
 
   it('reads TimeQA-style ranges: between … and …, from … to …', () => {
-    assert.deepEqual(scope('Who was president between Dec 1933 and Dec 1935?'), { kind: 'DURING', text: 'between Dec 1933 and Dec 1935', from: '1933-12-01', to: '1936-01-01' });
-    assert.deepEqual(scope('Which team did he play for between 1990 and 1995?'), { kind: 'DURING', text: 'between 1990 and 1995', from: '1990-01-01', to: '1996-01-01' });
+    assert.deepEqual(scope('Who was president between Dec 1933 and Dec 1935?'), {
+      kind: 'DURING',
+      text: 'between Dec 1933 and Dec 1935',
+      from: '1933-12-01',
+      to: '1936-01-01',
+    });
+    assert.deepEqual(scope('Which team did he play for between 1990 and 1995?'), {
+      kind: 'DURING',
+      text: 'between 1990 and 1995',
+      from: '1990-01-01',
+      to: '1996-01-01',
+    });
     assert.deepEqual(scope('Who was PM from 2019 to 2022?'), { kind: 'DURING', text: 'from 2019 to 2022', from: '2019-01-01', to: '2023-01-01' });
   });
 
@@ -46,7 +66,12 @@ describe('time expressions in questions', () => {
     assert.equal(scope('Who is currently the CEO of Intel?')?.kind, TimeScopeKind.CURRENT);
     assert.equal(scope('Who is the CEO of Intel now?')?.kind, TimeScopeKind.CURRENT);
     assert.deepEqual(scope('Who was the previous prime minister of France?'), { kind: 'PREVIOUS', text: 'previous', from: null, to: '2025-01-15' });
-    assert.deepEqual(scope("Who was Poland's prime minister before Donald Tusk?"), { kind: 'PREVIOUS', text: 'before Donald Tusk', from: null, to: '2025-01-15' });
+    assert.deepEqual(scope("Who was Poland's prime minister before Donald Tusk?"), {
+      kind: 'PREVIOUS',
+      text: 'before Donald Tusk',
+      from: null,
+      to: '2025-01-15',
+    });
     assert.equal(scope('Who was prime minister before June 2024?')?.kind, TimeScopeKind.BEFORE, 'a month is a time, not a predecessor');
   });
 
@@ -59,7 +84,8 @@ describe('time expressions in questions', () => {
   });
 
   it('answers a scope at the instants where versions can change in it, up to asOf', () => {
-    const at = (question: string): string[] => scopeInstants(readTimeScope(question, ASKED), ASKED, SNAPSHOTS).instants.map((d) => d.toISOString().slice(0, 10));
+    const at = (question: string): string[] =>
+      scopeInstants(readTimeScope(question, ASKED), ASKED, SNAPSHOTS).instants.map((d) => d.toISOString().slice(0, 10));
     assert.deepEqual(at('Who was the manager of Manchester United in July 2024?'), ['2024-07-01']);
     assert.deepEqual(at('Who was the governor of the Reserve Bank of India in 2024?'), ['2024-01-01', '2024-07-01', '2024-10-01']);
     assert.deepEqual(at('Who is the prime minister of France?'), ['2025-01-15']);
@@ -72,11 +98,24 @@ describe('time expressions in questions', () => {
     assert.match(future.note!, /after asOf 2025-01-15: answered as of asOf/);
   });
 
-  it('merges a period\'s answers: the longest-held first, the others with when they held', () => {
-    const answer = (instant: string, guess: string, adopted = true) => ({ instant: day(instant), guess, adopted, certainty: { reliable: 0.9, misleading: 0.05, uncertain: 0.05 }, evidence: null });
-    const merged = mergeScopedAnswers([answer('2024-01-01', 'Das'), answer('2024-07-01', 'Das'), answer('2024-12-11', 'Malhotra')], day('2025-01-01'), 'longest');
+  it("merges a period's answers: the longest-held first, the others with when they held", () => {
+    const answer = (instant: string, guess: string, adopted = true) => ({
+      instant: day(instant),
+      guess,
+      adopted,
+      certainty: { reliable: 0.9, misleading: 0.05, uncertain: 0.05 },
+      evidence: null,
+    });
+    const merged = mergeScopedAnswers(
+      [answer('2024-01-01', 'Das'), answer('2024-07-01', 'Das'), answer('2024-12-11', 'Malhotra')],
+      day('2025-01-01'),
+      'longest',
+    );
     assert.equal(merged.main, 0);
-    assert.deepEqual(merged.others.map((other) => [other.text, other.from.toISOString().slice(0, 10), other.to.toISOString().slice(0, 10)]), [['Malhotra', '2024-12-11', '2025-01-01']]);
+    assert.deepEqual(
+      merged.others.map((other) => [other.text, other.from.toISOString().slice(0, 10), other.to.toISOString().slice(0, 10)]),
+      [['Malhotra', '2024-12-11', '2025-01-01']],
+    );
     assert.equal(mergeScopedAnswers([answer('2023-01-01', 'Ann'), answer('2024-01-01', 'Bob')], day('2025-01-01'), 'first').main, 0);
     assert.equal(mergeScopedAnswers([answer('2023-01-01', 'Ann'), answer('2024-01-01', 'Bob')], day('2025-01-01'), 'last').main, 1);
     // An adopted answer is preferred to a longer-held one that was not adopted.

@@ -43,10 +43,7 @@ export class ArticleResolver {
     @Arg('asOf', () => DateTimeScalar, AS_OF) asOf: Date | null,
   ): Promise<Sentence[]> {
     const at = asOf ?? now;
-    const [sentences, snapshots] = await Promise.all([
-      loaders.sentencesValidAt.load({ id: article.id, params: at }),
-      loaders.snapshots(),
-    ]);
+    const [sentences, snapshots] = await Promise.all([loaders.sentencesValidAt.load({ id: article.id, params: at }), loaders.snapshots()]);
     const snapshot = snapshotInEffect(snapshots, at);
     return sentences.map((sentence, index) => sentenceNode(sentence, index, labelInSnapshot(sentence, snapshot)));
   }
@@ -73,17 +70,11 @@ export class ArticleResolver {
   ): Promise<string | null> {
     const sentences = await loaders.sentencesValidAt.load({ id: article.id, params: asOf ?? now });
     if (sentences.length === 0) return null;
-    return sentences
-      .map((sentence, index) => (index > 0 ? (sentence.startsParagraph ? '\n\n' : ' ') : '') + sentence.text)
-      .join('');
+    return sentences.map((sentence, index) => (index > 0 ? (sentence.startsParagraph ? '\n\n' : ' ') : '') + sentence.text).join('');
   }
 
   @FieldResolver(() => [Fact], { description: 'Infobox facts valid at asOf, by attribute.' })
-  async facts(
-    @Root() article: Article,
-    @Ctx() { loaders, now }: RequestContext,
-    @Arg('asOf', () => DateTimeScalar, AS_OF) asOf: Date | null,
-  ): Promise<Fact[]> {
+  async facts(@Root() article: Article, @Ctx() { loaders, now }: RequestContext, @Arg('asOf', () => DateTimeScalar, AS_OF) asOf: Date | null): Promise<Fact[]> {
     const facts = await loaders.factsValidAt.load({ id: article.id, params: asOf ?? now });
     return facts.map(factNode);
   }

@@ -31,7 +31,9 @@ async function answering<T>(work: () => Promise<T>): Promise<T> {
 
 @Resolver(() => Answer)
 export class AskResolver {
-  @Query(() => Answer, { description: 'Answers a question as of a date, deciding whether to retrieve, gating the answer by certainty and re-retrieving when unsure.' })
+  @Query(() => Answer, {
+    description: 'Answers a question as of a date, deciding whether to retrieve, gating the answer by certainty and re-retrieving when unsure.',
+  })
   ask(
     @Ctx() { services, now }: RequestContext,
     @Arg('question', () => String) question: string,

@@ -9,7 +9,9 @@ import { DateTimeScalar } from '../scalars.js';
 
 @Resolver(() => BenchmarkItem)
 export class BenchmarkResolver {
-  @Query(() => BenchmarkItemConnection, { description: 'The living benchmark as of a date: the item versions valid then, with their type at that snapshot, ordered by item id.' })
+  @Query(() => BenchmarkItemConnection, {
+    description: 'The living benchmark as of a date: the item versions valid then, with their type at that snapshot, ordered by item id.',
+  })
   async benchmark(
     @Ctx() { services, now }: RequestContext,
     @Arg('asOf', () => DateTimeScalar, { nullable: true, description: 'Defaults to now, i.e. the latest snapshot.' }) asOf: Date | null,

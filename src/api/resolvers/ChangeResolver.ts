@@ -31,10 +31,7 @@ export class ChangeResolver {
     if (resumeAfter !== null) await services.changeFeed.checkResumePoint(resumeAfter);
     const start = Math.max(resumeAfter ?? 0, after == null ? 0 : decodeSeqCursor(after));
     const filter = { articleIds: articleIds?.map(articleIdOf) ?? null, kinds };
-    const [page, totalCount] = await Promise.all([
-      services.reads.changesBetween(start, null, filter, limit + 1),
-      services.reads.countChanges(filter),
-    ]);
+    const [page, totalCount] = await Promise.all([services.reads.changesBetween(start, null, filter, limit + 1), services.reads.countChanges(filter)]);
     return changeConnection(page.slice(0, limit), {
       hasNextPage: page.length > limit,
       hasPreviousPage: start > 0,

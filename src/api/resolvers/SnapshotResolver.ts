@@ -20,7 +20,8 @@ export class SnapshotResolver {
 
   @Query(() => Snapshot, {
     nullable: true,
-    description: 'The snapshot with this id (its date, YYYY-MM-DD, or the ISO date-time it was taken at), also one whose ingest failed and was rolled back: poll it after ingestSnapshot until it is COMPLETE (and `searchable`) or FAILED.',
+    description:
+      'The snapshot with this id (its date, YYYY-MM-DD, or the ISO date-time it was taken at), also one whose ingest failed and was rolled back: poll it after ingestSnapshot until it is COMPLETE (and `searchable`) or FAILED.',
   })
   snapshot(@Ctx() { services }: RequestContext, @Arg('id', () => ID) id: string): Promise<Snapshot | null> {
     return services.ingest.snapshot(id);

@@ -19,7 +19,12 @@ const SYSTEM_PROMPT =
 
 /** The first MAX_ANSWER_TOKENS words of a reply, without a trailing period. */
 function trimAnswer(content: string): string {
-  return content.trim().split(/\s+/).slice(0, MAX_ANSWER_TOKENS).join(' ').replace(/[.\s]+$/, '');
+  return content
+    .trim()
+    .split(/\s+/)
+    .slice(0, MAX_ANSWER_TOKENS)
+    .join(' ')
+    .replace(/[.\s]+$/, '');
 }
 
 export class OpenAIGenerator implements Generator {

@@ -62,7 +62,13 @@ export class SpanReader {
   ) {}
 
   /** Loads the head from `modelsDir` and its encoder (fetched into `encoderDir` on first use). */
-  static async open(options: { modelsDir: string; encoderDir: string; cacheBytes: number; threads?: number; log?: (message: string) => void }): Promise<SpanReader> {
+  static async open(options: {
+    modelsDir: string;
+    encoderDir: string;
+    cacheBytes: number;
+    threads?: number;
+    log?: (message: string) => void;
+  }): Promise<SpanReader> {
     const info = JSON.parse(readFileSync(join(options.modelsDir, 'reader.json'), 'utf8')) as ReaderModelInfo;
     if (info.wordFeatures.join() !== WORD_FEATURES.join() || info.questionFeatures.join() !== QUESTION_FEATURES.join()) {
       throw new RangeError('models/reader.json was trained on other features than this code computes: retrain it with `chronoql train-reader`');

@@ -53,7 +53,11 @@ export class WordEncoder {
   }
 
   async questions(wordLists: readonly string[][]): Promise<WordStates[]> {
-    return this.cached(this.queries, wordLists.map((words) => ({ key: words.join('\u0000'), words })), 'query');
+    return this.cached(
+      this.queries,
+      wordLists.map((words) => ({ key: words.join('\u0000'), words })),
+      'query',
+    );
   }
 
   /** Sentence embeddings of whole texts, as queries (for comparing a question with short texts). */
@@ -63,10 +67,18 @@ export class WordEncoder {
 
   /** States of the words of each passage, from the cache when the same text was read before. */
   passagesOf(items: ReadonlyArray<{ text: string; words: string[] }>): Promise<WordStates[]> {
-    return this.cached(this.passages, items.map(({ text, words }) => ({ key: `${words.length}:${text}`, words })), 'passage');
+    return this.cached(
+      this.passages,
+      items.map(({ text, words }) => ({ key: `${words.length}:${text}`, words })),
+      'passage',
+    );
   }
 
-  private async cached(cache: LRUCache<string, WordStates>, items: ReadonlyArray<{ key: string; words: readonly string[] }>, role: TextRole): Promise<WordStates[]> {
+  private async cached(
+    cache: LRUCache<string, WordStates>,
+    items: ReadonlyArray<{ key: string; words: readonly string[] }>,
+    role: TextRole,
+  ): Promise<WordStates[]> {
     const out: WordStates[] = [];
     for (const { key, words } of items) {
       let states = cache.get(key);
@@ -78,7 +90,6 @@ export class WordEncoder {
     }
     return out;
   }
-
 
   private piecesOf(word: string): number[] {
     const known = this.pieces.get(word);

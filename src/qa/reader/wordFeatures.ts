@@ -7,7 +7,25 @@
 import { annotate, AnswerType, type AnnotatedSentence, type Token } from '../../text/annotation.js';
 import type { QuestionAnalysis } from '../question.js';
 
-const UNIVERSAL_POS = ['ADJ', 'ADP', 'ADV', 'AUX', 'CCONJ', 'DET', 'INTJ', 'NOUN', 'NUM', 'PART', 'PRON', 'PROPN', 'PUNCT', 'SCONJ', 'SYM', 'VERB', 'X'] as const;
+const UNIVERSAL_POS = [
+  'ADJ',
+  'ADP',
+  'ADV',
+  'AUX',
+  'CCONJ',
+  'DET',
+  'INTJ',
+  'NOUN',
+  'NUM',
+  'PART',
+  'PRON',
+  'PROPN',
+  'PUNCT',
+  'SCONJ',
+  'SYM',
+  'VERB',
+  'X',
+] as const;
 const DATE_ENTITIES = new Set(['DATE', 'TIME', 'DURATION']);
 const NUMBER_ENTITIES = new Set(['CARDINAL', 'ORDINAL', 'MONEY', 'PERCENT']);
 
@@ -65,7 +83,9 @@ export function readerPassage(text: string, maxWords: number): ReaderPassage {
   for (const sentence of annotate(text)) {
     if (words.length >= maxWords) break;
     const kept = sentence.tokens.slice(0, maxWords - words.length);
-    sentences.push(kept.length === sentence.tokens.length ? sentence : { ...sentence, tokens: kept, entities: sentence.entities.filter((e) => e.end <= kept.length) });
+    sentences.push(
+      kept.length === sentence.tokens.length ? sentence : { ...sentence, tokens: kept, entities: sentence.entities.filter((e) => e.end <= kept.length) },
+    );
     kept.forEach((token, i) => {
       words.push(token);
       sentenceOf.push(sentences.length - 1);
@@ -86,7 +106,8 @@ export function wordFeatures(question: QuestionAnalysis, passage: ReaderPassage)
   const questionBigrams = new Set(questionStems.slice(1).map((stem, i) => `${questionStems[i]} ${stem}`));
   // Rarer stems of the passage say more (inverse sentence frequency), as in the baseline's weighted matches.
   const sentenceFrequency = new Map<string, number>();
-  for (const sentence of passage.sentences) for (const stem of new Set(sentence.tokens.map((t) => t.stem))) sentenceFrequency.set(stem, (sentenceFrequency.get(stem) ?? 0) + 1);
+  for (const sentence of passage.sentences)
+    for (const stem of new Set(sentence.tokens.map((t) => t.stem))) sentenceFrequency.set(stem, (sentenceFrequency.get(stem) ?? 0) + 1);
   const rarity = (stem: string): number => Math.log(1 + passage.sentences.length / (sentenceFrequency.get(stem) ?? 0.5));
   let questionWeight = 0;
   for (const term of question.terms) questionWeight += rarity(term);
@@ -107,7 +128,8 @@ export function wordFeatures(question: QuestionAnalysis, passage: ReaderPassage)
   const best = Math.max(0, ...overlap.map((o) => o.share));
   const entityAt = passage.sentences.map((sentence) => {
     const kinds = new Array<{ type: string; start: boolean } | undefined>(sentence.tokens.length);
-    for (const entity of sentence.entities) for (let t = entity.start; t < entity.end && t < kinds.length; t++) kinds[t] = { type: entity.type, start: t === entity.start };
+    for (const entity of sentence.entities)
+      for (let t = entity.start; t < entity.end && t < kinds.length; t++) kinds[t] = { type: entity.type, start: t === entity.start };
     return kinds;
   });
   const matched = passage.words.map((word) => isWord(word) && question.terms.has(word.stem));
