@@ -5,6 +5,7 @@ import type { ReadRepository } from '../graph/readRepository.js';
 import type { ChangeFeed } from '../ingest/changeFeed.js';
 import type { IngestService } from '../ingest/ingestService.js';
 import type { DiskSpace } from '../platform/diskSpace.js';
+import type { Logger } from '../platform/logger.js';
 import type { AskService } from '../qa/askService.js';
 import type { SpanReader } from '../qa/reader/spanReader.js';
 import type { RetrievalService } from '../retrieval/retrievalService.js';
@@ -39,6 +40,8 @@ export type RequestContext = {
   caller: string;
   /** What the operation may still resolve (fields, text, wall time); null for in-process operations, which are not limited. */
   budget: ResponseBudget | null;
+  /** The serving server's log: work the request leaves running (an ingest job) logs there, under requestId. */
+  log: Logger;
 };
 
 /** The running application as the API sees it: its services, and a context for each operation. */
@@ -51,5 +54,6 @@ export interface ApiHost {
     requestId?: string | null;
     caller?: string;
     budget?: ResponseBudget | null;
+    log?: Logger;
   }): RequestContext;
 }

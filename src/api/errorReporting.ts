@@ -14,6 +14,10 @@ import type { Logger } from '../platform/logger.js';
 /** The driver's own pool wait ran out: the database is up and busy. */
 const POOL_EXHAUSTED = /acquisition timed out|Connection acquisition/i;
 const OVERLOADED = { code: 'OVERLOADED', message: 'the server is busy; retry shortly', retryAfterSeconds: 2 };
+/** A restarted Neo4j answers again within seconds (6.5–15 s measured after a kill): retrying sooner only adds load. */
+const SERVICE_UNAVAILABLE = { code: 'SERVICE_UNAVAILABLE', message: 'the database is unreachable right now; try again shortly', retryAfterSeconds: 5 };
+/** Codes that mean "not now, retry": answered with 503 over HTTP, so clients and load balancers back off. */
+const RETRY_LATER = new Set([OVERLOADED.code, SERVICE_UNAVAILABLE.code]);
 const NEO4J_TIMED_OUT = /^Neo\.ClientError\.Transaction\.TransactionTimedOut/;
 
 /** What a client is told about an error it could not have caused, and whether it may retry. */
@@ -21,9 +25,7 @@ export function neo4jProblem(error: unknown): { code: string; message: string; r
   if (error instanceof OverloadedError) return { ...OVERLOADED, message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   if (!(error instanceof Neo4jError)) return null;
   if (POOL_EXHAUSTED.test(error.message)) return OVERLOADED;
-  if (isDatabaseUnreachable(error)) {
-    return { code: 'SERVICE_UNAVAILABLE', message: 'the database is unreachable right now; try again shortly' };
-  }
+  if (isDatabaseUnreachable(error)) return SERVICE_UNAVAILABLE;
   if (NEO4J_TIMED_OUT.test(error.code)) return { code: 'QUERY_TIMEOUT', message: "the query ran past the server's time limit (CHRONOQL_QUERY_TIMEOUT_MS)" };
   return null;
 }
@@ -67,7 +69,8 @@ export function errorFormatter(mode: 'development' | 'production') {
     const message = withInputCut(given.message);
     const formatted = { ...given, message: mode === 'production' ? message.replace(SUGGESTION, '') : message };
     const original = unwrapResolverError(error);
-    const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
+    // `http` is the status for Apollo to answer with, not for the client: graphql-ws would send it as it is.
+    const { stacktrace: _stacktrace, http: _http, ...extensions } = formatted.extensions ?? {};
     if (original instanceof InvalidSnapshotError) {
       return { ...formatted, extensions: { ...extensions, code: original.code, problems: original.problems } };
     }
@@ -138,15 +141,33 @@ export function logClientErrors(
   }
 }
 
+/**
+ * An error met before an operation runs (its credential could not be checked, its rate taken) as
+ * the client is told it: a database problem with its code and retry delay, not as a refusal.
+ */
+export function beforeOperationError(error: unknown): GraphQLError {
+  const database = neo4jProblem(error);
+  if (database) {
+    const status = database.retryAfterSeconds === undefined ? 504 : 503;
+    return new GraphQLError(database.message, { extensions: { code: database.code, retryAfterSeconds: database.retryAfterSeconds, http: { status } } });
+  }
+  return error instanceof GraphQLError
+    ? error
+    : new GraphQLError('internal server error; the server log has the details', {
+        originalError: error as Error,
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      });
+}
+
 /** An error answered before GraphQL runs (auth, limits, a bad body), in the same JSON shape. */
 export function sendError(response: Response, status: number, code: string, message: string): void {
   response.status(status).json({ errors: [{ message, extensions: { code } }] });
 }
 
 /**
- * An error that says when to retry (RATE_LIMITED, OVERLOADED) also says it in Retry-After, and
- * an operation the server shed for load answers 503, so a client backs off instead of taking
- * the database for down (and a load balancer can send it elsewhere).
+ * An error that says when to retry (RATE_LIMITED, OVERLOADED, SERVICE_UNAVAILABLE) also says it
+ * in Retry-After, and an operation shed for load or refused while Neo4j is unreachable answers
+ * 503, so a client backs off and a load balancer can send it elsewhere.
  */
 export function retryAfterPlugin<TContext extends BaseContext>(): ApolloServerPlugin<TContext> {
   return {
@@ -157,7 +178,7 @@ export function retryAfterPlugin<TContext extends BaseContext>(): ApolloServerPl
         const retryAfter = errors.map((error) => error.extensions?.retryAfterSeconds).find((seconds) => typeof seconds === 'number');
         if (retryAfter === undefined) return;
         response.http.headers.set('retry-after', String(retryAfter));
-        if (errors.some((error) => error.extensions?.code === OVERLOADED.code)) response.http.status = 503;
+        if (errors.some((error) => RETRY_LATER.has(String(error.extensions?.code)))) response.http.status = 503;
       },
     }),
   };

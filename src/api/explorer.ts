@@ -17,6 +17,10 @@ query PrimeMinisters {
 
 # Run this in a second tab, with the header {"Authorization": "Bearer KEY"} (the key \`npm run demo\` printed), then ingest a snapshot:
 # subscription { changes(afterSeq: 0) { seq kind articleId at sentence { text } fact { attribute value } } }
+
+# Ingesting (with that header) answers at once, INGESTING; ask for the snapshot until it is COMPLETE and searchable, or FAILED:
+# mutation { ingestSnapshot(takenAt: "2025-06-01", articles: [{ id: "Explorer note", text: "This article was added from the explorer." }]) { id status } }
+# query { snapshot(id: "2025-06-01") { status searchable changeCount failure { code message } } }
 `;
 
 let page: string | undefined;

@@ -9,7 +9,18 @@
  * what the estimate misses, the response budget (responseBudget.ts) stops while it runs.
  */
 import { createRequire } from 'node:module';
-import { GraphQLError, getNullableType, isListType, type DocumentNode, type GraphQLSchema } from 'graphql';
+import {
+  GraphQLError,
+  getNullableType,
+  isAbstractType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isListType,
+  isObjectType,
+  type DocumentNode,
+  type GraphQLSchema,
+} from 'graphql';
 import type { ComplexityEstimator } from 'graphql-query-complexity';
 import type { Logger } from '../platform/logger.js';
 
@@ -139,6 +150,41 @@ export class ListSizeStatistics {
   }
 }
 
+/**
+ * Introspection, costed by what it can return: the schema is fixed, so its lists are as long as
+ * the schema makes them. `types` lists every type and `directives` every directive; a type's
+ * fields, input fields, enum values, interfaces and possible types are as many as the schema has
+ * per type, and a field's or a directive's arguments as many as it has per field or directive.
+ * Summed over the types, that is what enumerating the schema returns, as GraphiQL does to load
+ * it. The longest lists instead would cost every type as the widest one with the most arguments
+ * on each field: 265,737 for GraphiQL's query, which returns 4,762 fields. Other fields are left
+ * to the next estimator.
+ */
+function introspectionEstimator(schema: GraphQLSchema): ComplexityEstimator {
+  const types = Object.values(schema.getTypeMap());
+  const fields = types.flatMap((type) => (isObjectType(type) || isInterfaceType(type) ? Object.values(type.getFields()) : []));
+  const directives = schema.getDirectives();
+  const total = (sizes: number[]): number => sizes.reduce((sum, size) => sum + size, 0);
+  const perType = (size: (type: (typeof types)[number]) => number): number => total(types.map(size)) / types.length;
+  const listSizes = new Map<string, number>([
+    ['__Schema.types', types.length],
+    ['__Schema.directives', directives.length],
+    ['__Type.fields', fields.length / types.length],
+    ['__Type.inputFields', perType((type) => (isInputObjectType(type) ? Object.keys(type.getFields()).length : 0))],
+    ['__Type.enumValues', perType((type) => (isEnumType(type) ? type.getValues().length : 0))],
+    ['__Type.interfaces', perType((type) => (isObjectType(type) || isInterfaceType(type) ? type.getInterfaces().length : 0))],
+    ['__Type.possibleTypes', perType((type) => (isAbstractType(type) ? schema.getPossibleTypes(type).length : 0))],
+    ['__Field.args', total(fields.map((field) => field.args.length)) / Math.max(1, fields.length)],
+    ['__Directive.args', total(directives.map((directive) => directive.args.length)) / Math.max(1, directives.length)],
+  ]);
+  return ({ type, field, childComplexity }) => {
+    const size = listSizes.get(`${type.name}.${field.name}`);
+    return size === undefined ? undefined : 1 + size * childComplexity;
+  };
+}
+
+const introspectionEstimators = new WeakMap<GraphQLSchema, ComplexityEstimator>();
+
 /** The estimated cost of one operation; refused with QUERY_TOO_COSTLY (400) above `maxCost`. */
 export function operationCost(
   schema: GraphQLSchema,
@@ -149,13 +195,9 @@ export function operationCost(
 ): number {
   let cost: number;
   try {
-    cost = getComplexity({
-      schema,
-      query: document,
-      variables: request.variables ?? {},
-      operationName: request.operationName ?? undefined,
-      estimators: [estimator],
-    });
+    if (!introspectionEstimators.has(schema)) introspectionEstimators.set(schema, introspectionEstimator(schema));
+    const estimators = [introspectionEstimators.get(schema)!, estimator];
+    cost = getComplexity({ schema, query: document, variables: request.variables ?? {}, operationName: request.operationName ?? undefined, estimators });
   } catch (error) {
     // The estimate reads the variables before execution would: a bad one is the caller's, as it would be there.
     if (!(error instanceof GraphQLError)) throw error;

@@ -8,10 +8,10 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { ApiHost, RequestContext } from './context.js';
 import { chronoqlSchema } from './schema.js';
-import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { pinoHttp } from 'pino-http';
 import { Authenticator, Role, unauthenticated, type AccessSettings, type Principal } from './auth.js';
-import { errorFormatter, logClientErrors, retryAfterPlugin, sendError } from './errorReporting.js';
+import { beforeOperationError, errorFormatter, logClientErrors, retryAfterPlugin, sendError } from './errorReporting.js';
 import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, type QueryLimits } from './limits.js';
 import { cutOffResponsePlugin, ResponseBudget } from './responseBudget.js';
 import { inRequestScope, type RequestScope } from '../platform/requestScope.js';
@@ -243,7 +243,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
       await rateLimiter.take(response.locals.caller);
       next();
     } catch (error) {
-      const { extensions, message } = error as GraphQLError;
+      // Neo4j unreachable while a key is checked is SERVICE_UNAVAILABLE (503), not a refused credential.
+      const { extensions, message } = beforeOperationError(error);
       const retryAfter = extensions?.retryAfterSeconds;
       if (typeof retryAfter === 'number') response.setHeader('retry-after', String(retryAfter));
       const status = (extensions?.http as { status?: number } | undefined)?.status;
@@ -267,6 +268,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
           requestId: String(req.id),
           caller: res.locals.caller as string,
           budget: new ResponseBudget(limits, res.locals.scope as RequestScope),
+          log: options.log,
         }),
     }),
   );

@@ -19,7 +19,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { unauthenticated, type Authenticator, type Principal } from './auth.js';
 import type { ApiHost, RequestContext } from './context.js';
-import { asReported, logClientErrors, type errorFormatter } from './errorReporting.js';
+import { asReported, beforeOperationError, logClientErrors, type errorFormatter } from './errorReporting.js';
 import { QUERY_LIMITS, validateWithLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { ResponseBudget, type ResponseLimits } from './responseBudget.js';
@@ -69,6 +69,8 @@ const UNAUTHENTICATED_PER_ADDRESS = 8;
 export const UNAUTHORIZED_CLOSE_CODE = 4401;
 export const RATE_LIMITED_CLOSE_CODE = 4429;
 export const SLOW_SUBSCRIBER_CLOSE_CODE = 4008;
+/** RFC 6455's "Try Again Later": the credential could not be checked because Neo4j is unreachable. */
+export const TRY_AGAIN_LATER_CLOSE_CODE = 1013;
 
 /**
  * Results executed ahead of the one being sent: their field loads batch together (one round trip
@@ -371,8 +373,10 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
           if (connection) stopWaitingForCredential(connection);
           return true;
         } catch (error) {
-          const { message, extensions } = error as GraphQLError;
+          const { message, extensions } = beforeOperationError(error);
           if (extensions?.code === 'RATE_LIMITED') drop(context.extra.socket, RATE_LIMITED_CLOSE_CODE, `Too many requests: ${message}`);
+          else if (typeof extensions?.retryAfterSeconds === 'number')
+            drop(context.extra.socket, TRY_AGAIN_LATER_CLOSE_CODE, `Try again in ${extensions.retryAfterSeconds} s: ${message}`);
           else drop(context.extra.socket, UNAUTHORIZED_CLOSE_CODE, `Unauthorized: ${message}`);
           return false;
         }
@@ -391,7 +395,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
           await options.takeRate(`${principal.via}:${principal.subject}`);
           document = parse(payload.query, { maxTokens: QUERY_LIMITS.maxTokens });
         } catch (error) {
-          return [error as GraphQLError];
+          return [beforeOperationError(error)];
         }
         const problems = validateWithLimits([...options.validationRules])(options.schema, document);
         if (problems.length > 0) return problems;
@@ -417,7 +421,14 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
           document,
           variableValues: payload.variables,
           operationName: payload.operationName,
-          contextValue: options.host.requestContext({ cache: false, principal, requestId: id, caller, budget: new ResponseBudget(options.limits, scope) }),
+          contextValue: options.host.requestContext({
+            cache: false,
+            principal,
+            requestId: id,
+            caller,
+            budget: new ResponseBudget(options.limits, scope),
+            log: options.log,
+          }),
         };
       },
       execute: (args: ExecutionArgs) => inRequestScope(scopeOf(args), () => execute(args)),

@@ -13,9 +13,25 @@ registerEnumType(FactChangeKind, {
   description: "How a fact version came to be relative to the article's previous snapshot (DynaQuest).",
 });
 registerEnumType(ChangeKind, { name: 'ChangeKind', description: 'What a change event records.' });
-registerEnumType(SnapshotStatus, { name: 'SnapshotStatus' });
+registerEnumType(SnapshotStatus, {
+  name: 'SnapshotStatus',
+  valuesConfig: {
+    INGESTING: { description: 'Being written; poll snapshot(id) until it is COMPLETE or FAILED.' },
+    COMPLETE: { description: 'Written whole: every article of it is stored (see `searchable` for search).' },
+    FAILED: { description: 'Rolled back (nothing of it is stored) or stopped part-way (re-run the same ingest to resume); `failure` says which and why.' },
+  },
+});
 
-@ObjectType({ description: 'A dated knowledge snapshot that was ingested.' })
+@ObjectType({ description: 'Why an ingest failed.' })
+export class SnapshotFailure {
+  @Field(() => String, { description: 'INGEST_FAILED, CREDENTIAL_REVOKED, INGEST_INTERRUPTED or INGEST_ABANDONED.' })
+  code!: string;
+
+  @Field(() => String, { description: 'What happened, and what is stored of the snapshot.' })
+  message!: string;
+}
+
+@ObjectType({ description: 'A dated knowledge snapshot: being ingested, ingested, or one whose ingest failed.' })
 export class Snapshot {
   @Field(() => ID)
   id!: string;
@@ -32,13 +48,19 @@ export class Snapshot {
   @Field(() => SnapshotStatus)
   status!: SnapshotStatus;
 
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When it became COMPLETE.' })
+  completedAt!: Date | null;
+
+  @Field(() => SnapshotFailure, { nullable: true, description: 'Why it FAILED; null otherwise.' })
+  failure!: SnapshotFailure | null;
+
   @Field(() => Boolean, { description: 'Whether the snapshot listed every article, so missing ones were removed.' })
   complete!: boolean;
 
   @Field(() => Int)
   articleCount!: number;
 
-  @Field(() => Int)
+  @Field(() => Int, { description: 'The change events it recorded (set when COMPLETE).' })
   changeCount!: number;
 }
 
@@ -245,44 +267,6 @@ export class ArticleInput {
 
   @Field(() => [InfoboxEntryInput], { defaultValue: [] })
   infobox!: InfoboxEntryInput[];
-}
-
-@ObjectType()
-export class SentenceTally {
-  @Field(() => Int) total!: number;
-  @Field(() => Int) unchanged!: number;
-  @Field(() => Int) changed!: number;
-  @Field(() => Int) new!: number;
-  @Field(() => Int) deleted!: number;
-  @Field(() => Int, { description: 'Sentences of articles seen for the first time (no label).' }) initial!: number;
-}
-
-@ObjectType()
-export class FactTally {
-  @Field(() => Int) new!: number;
-  @Field(() => Int) updated!: number;
-  @Field(() => Int, { description: 'False changes kept as new versions of the same fact.' }) refined!: number;
-  @Field(() => Int) removed!: number;
-  @Field(() => Int) initial!: number;
-}
-
-@ObjectType({ description: 'What an ingest did.' })
-export class IngestReport {
-  @Field(() => Snapshot)
-  snapshot!: Snapshot;
-
-  @Field(() => Boolean, { description: 'The same snapshot was already stored; nothing was written.' })
-  alreadyIngested!: boolean;
-
-  @Field(() => Int) articles!: number;
-  @Field(() => Int) articlesResumed!: number;
-  @Field(() => Int) articlesAdded!: number;
-  @Field(() => Int) articlesChanged!: number;
-  @Field(() => Int) articlesRemoved!: number;
-  @Field(() => SentenceTally) sentences!: SentenceTally;
-  @Field(() => FactTally) facts!: FactTally;
-  @Field(() => Int) changeEvents!: number;
-  @Field(() => Float) durationMs!: number;
 }
 
 registerEnumType(SearchMode, {

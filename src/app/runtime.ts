@@ -217,8 +217,11 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       requestId: options.requestId ?? null,
       caller: options.caller ?? 'local',
       budget: options.budget ?? null,
+      log: options.log ?? log,
     }),
     close: async () => {
+      // An ingest started over GraphQL (at most a 1 MB request) is written to its end, not cut off by the driver closing.
+      await services.ingest.idle();
       await changeFeed.stop();
       await retrieval.close();
       await reader.close();

@@ -47,6 +47,14 @@ export enum ChangeKind {
 export enum SnapshotStatus {
   INGESTING = 'INGESTING',
   COMPLETE = 'COMPLETE',
+  /** Its ingest was rolled back (nothing of it is stored) or stopped part-way (what it wrote is kept, to resume). */
+  FAILED = 'FAILED',
+}
+
+/** Why a snapshot's ingest failed: a stable code and what to do about it. */
+export interface SnapshotFailure {
+  code: string;
+  message: string;
 }
 
 export interface SnapshotRecord {
@@ -59,6 +67,10 @@ export interface SnapshotRecord {
   contentHash: string;
   articleCount: number;
   changeCount: number;
+  /** When it became COMPLETE. */
+  completedAt: Date | null;
+  /** Set when it FAILED. */
+  failure: SnapshotFailure | null;
 }
 
 export interface ArticleRecord {

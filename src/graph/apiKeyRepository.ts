@@ -41,6 +41,12 @@ export class ApiKeyRepository {
     return rows[0] ? toApiKey(rows[0].key) : null;
   }
 
+  /** Whether the key with this id was revoked (a key never stored was not). */
+  async isRevoked(id: string): Promise<boolean> {
+    const rows = await this.db.run<{ revoked: boolean }>(`MATCH (k:ApiKey {id: $id}) RETURN k.revokedAt IS NOT NULL AS revoked`, { id });
+    return rows[0]?.revoked ?? false;
+  }
+
   /** Revokes the key; returns it, or null when no key has this id. Revoking twice keeps the first time. */
   async revoke(id: string): Promise<ApiKeyRecord | null> {
     const rows = await this.db.run<{ key: Record<string, unknown> }>(

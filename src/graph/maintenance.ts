@@ -13,7 +13,7 @@ export async function deleteAllKnowledge(db: Database): Promise<void> {
     );
     if ((rows[0]?.deleted ?? 0) === 0) break;
   }
-  await db.run(`MATCH (c:ChangeSequence {name: 'changes'}) SET c.value = 0`);
+  await db.run(`MATCH (c:ChangeSequence {name: 'changes'}) SET c.value = 0 REMOVE c.highest`);
 }
 
 export async function countNodes(db: Database, label: string): Promise<number> {

@@ -246,6 +246,14 @@ export class ReadRepository {
     return rows[0]?.value ?? 0;
   }
 
+  /** The last sequence number in the feed, and the highest ever handed out (higher when a rollback withdrew the last ones). */
+  async changeSequence(): Promise<{ latest: number; highest: number }> {
+    const rows = await this.db.run<{ latest: number; highest: number }>(
+      `MATCH (c:ChangeSequence {name: 'changes'}) RETURN c.value AS latest, coalesce(c.highest, c.value) AS highest`,
+    );
+    return rows[0] ?? { latest: 0, highest: 0 };
+  }
+
   /** Change events with afterSeq < seq <= upToSeq that pass the filter, in order. */
   async changesBetween(afterSeq: number, upToSeq: number | null, filter: ChangeFilter, limit: number): Promise<ChangeEventRecord[]> {
     const rows = await this.db.run<{ item: Row }>(

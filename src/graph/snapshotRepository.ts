@@ -1,8 +1,8 @@
 import { int, type CypherRunner } from './database.js';
-import { SnapshotStatus, type SnapshotRecord } from '../domain/model.js';
-import { requireDate, toNeo4jDateTime } from './temporal.js';
+import { SnapshotStatus, type SnapshotFailure, type SnapshotRecord } from '../domain/model.js';
+import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
 
-const SNAPSHOT_FIELDS = `s {.id, .takenAt, .recordedAt, .source, .status, .complete, .contentHash, .articleCount, .changeCount}`;
+const SNAPSHOT_FIELDS = `s {.id, .takenAt, .recordedAt, .source, .status, .complete, .contentHash, .articleCount, .changeCount, .completedAt, .failureCode, .failureMessage}`;
 
 type SnapshotRow = { snapshot: Record<string, unknown> };
 
@@ -17,6 +17,8 @@ function toSnapshot(row: Record<string, unknown>): SnapshotRecord {
     contentHash: row.contentHash as string,
     articleCount: (row.articleCount as number | null) ?? 0,
     changeCount: (row.changeCount as number | null) ?? 0,
+    completedAt: fromNeo4jDateTime(row.completedAt),
+    failure: typeof row.failureCode === 'string' ? { code: row.failureCode, message: String(row.failureMessage) } : null,
   };
 }
 
@@ -33,10 +35,28 @@ export class SnapshotRepository {
     return rows[0] ? toSnapshot(rows[0].snapshot) : null;
   }
 
-  /** Creates the snapshot in INGESTING state, or returns the one already there with this id. */
+  /**
+   * The snapshot with this id: a stored one, or one whose ingest was rolled back (FAILED, kept
+   * apart from the stored ones so that only its outcome remains); null when there is neither.
+   */
+  async find(id: string): Promise<SnapshotRecord | null> {
+    const rows = await this.db.run<SnapshotRow>(
+      `OPTIONAL MATCH (stored:Snapshot {id: $id})
+       OPTIONAL MATCH (failed:FailedIngest {id: $id})
+       WITH coalesce(stored, failed) AS s WHERE s IS NOT NULL
+       RETURN ${SNAPSHOT_FIELDS} AS snapshot`,
+      { id },
+    );
+    return rows[0] ? toSnapshot(rows[0].snapshot) : null;
+  }
+
+  /** Creates the snapshot in INGESTING state, or returns the one already there with this id; an earlier failed run of it is forgotten. */
   async begin(snapshot: { id: string; takenAt: Date; source: string; complete: boolean; contentHash: string; articleCount: number }): Promise<SnapshotRecord> {
     const rows = await this.db.run<SnapshotRow>(
-      `MERGE (s:Snapshot {id: $id})
+      `OPTIONAL MATCH (failed:FailedIngest {id: $id})
+       DETACH DELETE failed
+       WITH count(*) AS forgotten
+       MERGE (s:Snapshot {id: $id})
        ON CREATE SET s.takenAt = $takenAt, s.recordedAt = datetime(), s.source = $source, s.status = $status,
                      s.complete = $complete, s.contentHash = $contentHash, s.articleCount = $articleCount, s.changeCount = 0
        RETURN ${SNAPSHOT_FIELDS} AS snapshot`,
@@ -51,11 +71,16 @@ export class SnapshotRepository {
   }
 
   /**
-   * Flags a snapshot as being rolled back, before anything of it is undone: an interrupted
-   * rollback is then finished by the next ingest rather than resumed as an ingest.
+   * Flags a snapshot as being rolled back, with why, before anything of it is undone: an
+   * interrupted rollback is then finished by the next ingest rather than resumed as an ingest,
+   * and keeps the first reason given.
    */
-  async markRollingBack(id: string): Promise<void> {
-    await this.db.run(`MATCH (s:Snapshot {id: $id}) SET s.rollingBack = true`, { id });
+  async markRollingBack(id: string, failure: SnapshotFailure): Promise<void> {
+    await this.db.run(
+      `MATCH (s:Snapshot {id: $id})
+       SET s.rollingBack = true, s.failureCode = coalesce(s.failureCode, $code), s.failureMessage = coalesce(s.failureMessage, $message)`,
+      { id, ...failure },
+    );
   }
 
   /** The snapshot whose rollback was interrupted, if any. */
@@ -65,23 +90,31 @@ export class SnapshotRepository {
   }
 
   /**
-   * Deletes a snapshot whose writes were undone, and sets the change sequence back to the last
-   * event kept, so the next snapshot's events follow it with no gap. When the snapshot had
-   * written versions, the native vector indexes of every process rebuild from Neo4j (a new
-   * storeId): they cannot reopen the versions it had closed, nor drop its deleted ones, in place.
+   * Takes a snapshot whose writes were undone out of the stored ones, keeping it as a
+   * FailedIngest with the reason it was rolled back (what `find` reports), and sets the change
+   * sequence back to the last event kept, so the next snapshot's events follow it with no gap; the
+   * sequence remembers the highest number it ever handed out, so a resume point past the counter
+   * is known to have been withdrawn. When the snapshot had written versions, the native vector
+   * indexes of every process rebuild from Neo4j (a new storeId): they cannot reopen the versions
+   * it had closed, nor drop its deleted ones, in place.
    */
   async discard(id: string, hadWritten: boolean): Promise<void> {
     await this.db.run(
-      `MATCH (s:Snapshot {id: $id}) DETACH DELETE s
+      `MATCH (s:Snapshot {id: $id})
+       OPTIONAL MATCH (earlier:FailedIngest {id: $id})
+       DETACH DELETE earlier
+       REMOVE s:Snapshot, s.rollingBack
+       SET s:FailedIngest, s.status = $failed
        WITH count(*) AS discarded
        MATCH (c:ChangeSequence {name: 'changes'})
        OPTIONAL MATCH (e:ChangeEvent)
        WITH c, max(e.seq) AS last
-       SET c.value = coalesce(last, 0)
+       SET c.highest = CASE WHEN coalesce(c.highest, 0) > c.value THEN c.highest ELSE c.value END,
+           c.value = coalesce(last, 0)
        WITH count(*) AS rewound
        OPTIONAL MATCH (r:RetrievalState {name: 'vectors'}) WHERE $hadWritten
        SET r.storeId = randomUUID()`,
-      { id, hadWritten },
+      { id, hadWritten, failed: SnapshotStatus.FAILED },
     );
   }
 

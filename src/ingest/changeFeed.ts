@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { InvalidInputError } from '../domain/errors.js';
 import type { ChangeEventRecord } from '../domain/model.js';
 import type { ChangeFilter, ReadRepository } from '../graph/readRepository.js';
 import { outsideRequestScope } from '../platform/requestScope.js';
@@ -94,6 +95,21 @@ export class ChangeFeed {
   }
 
   /**
+   * The feed's last sequence number, once `afterSeq` is known to be a place it can resume from.
+   * Past the counter, either a rollback withdrew the changes after it (CHANGES_WITHDRAWN: resume
+   * from the counter) or no change ever had that number: a clear refusal, since waiting for it
+   * would silently skip every change up to it.
+   */
+  async checkResumePoint(afterSeq: number | null): Promise<number> {
+    const { latest, highest } = await this.repository.changeSequence();
+    if (afterSeq === null || afterSeq <= latest) return latest;
+    if (afterSeq <= highest) throw new ChangesWithdrawnError(latest);
+    throw new InvalidInputError(
+      `afterSeq ${afterSeq} is past the last change ever recorded (seq ${latest}); resume after the last seq you were sent, or from 0 for the whole feed`,
+    );
+  }
+
+  /**
    * Stored events after `afterSeq` (after the current last one when null), then new ones as
    * they are written, in order, each once. Ending it (`return()`) takes effect at once, also
    * while it waits for a change.
@@ -132,9 +148,7 @@ export class ChangeFeed {
     this.emitter.on('withdrawn', onWithdrawn);
     signal.addEventListener('abort', onAbort);
     try {
-      known = Math.max(known, await this.repository.latestChangeSeq());
-      // Past the counter only if it went back since this subscriber was sent those changes.
-      if ((subscription.afterSeq ?? 0) > known) throw new ChangesWithdrawnError(known);
+      known = Math.max(known, await this.checkResumePoint(subscription.afterSeq ?? null));
       let cursor = subscription.afterSeq ?? known;
       while (!signal.aborted) {
         if (withdrawnAfter !== null) {

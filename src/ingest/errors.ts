@@ -61,6 +61,21 @@ export class IngestLeaseLostError extends Error {
   }
 }
 
+/** The API key that started an ingest was revoked while it ran: it stops before its next batch, and is then rolled back. */
+export class IngestRevokedError extends Error {
+  readonly code = 'CREDENTIAL_REVOKED';
+
+  constructor(
+    readonly snapshotId: string,
+    options: { rolledBack: boolean } = { rolledBack: false },
+  ) {
+    super(
+      `the API key that started the ingest of snapshot ${snapshotId} was revoked; the ingest stopped before its next batch${options.rolledBack ? ' and was rolled back: nothing of it is stored' : ''}`,
+    );
+    this.name = 'IngestRevokedError';
+  }
+}
+
 /**
  * A snapshot failed while it was being written (Neo4j refused a write the checks did not
  * foresee) and was rolled back: nothing of it is stored, so a corrected re-run or a later

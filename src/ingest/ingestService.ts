@@ -1,14 +1,15 @@
+import { outsideRequestScope } from '../platform/requestScope.js';
 import { createHash } from 'node:crypto';
 import { isDatabaseUnreachable, neo4jErrorCode, type CypherRunner, type Database } from '../graph/database.js';
 import { IngestRepository } from '../graph/ingestRepository.js';
 import { isDeadLocalOwner, LeaseRepository, leaseOwner } from '../graph/leaseRepository.js';
-import { ChangeKind, SentenceLabel, SnapshotStatus, type SnapshotRecord } from '../domain/model.js';
+import { ChangeKind, SentenceLabel, SnapshotStatus, type SnapshotFailure, type SnapshotRecord } from '../domain/model.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { isoDay } from '../domain/time.js';
 import { planArticle, planIsEmpty } from './articlePlan.js';
 import type { ArticlePlan } from '../domain/plan.js';
 import { InvalidInputError, quoteInput } from '../domain/errors.js';
-import { IngestBusyError, IngestLeaseLostError, IngestRolledBackError, SnapshotOrderError } from './errors.js';
+import { IngestBusyError, IngestLeaseLostError, IngestRevokedError, IngestRolledBackError, SnapshotOrderError } from './errors.js';
 import { transactionBatches } from './inputLimits.js';
 import { rollBackSnapshot, type RollbackReport } from './snapshotRollback.js';
 import { ExactMatchLabeler, type SentenceLabeler } from './sentenceLabeler.js';
@@ -24,7 +25,21 @@ export interface IngestOptions {
   leaseWaitMs?: number;
   /** An operator (the CLI, an admin) may date a snapshot up to a day ahead; anyone else only within MAX_CLOCK_SKEW_MS. */
   datedAheadAllowed?: boolean;
+  /**
+   * Asked before every batch: true once the credential that started the ingest was revoked. The
+   * ingest then stops and is rolled back, since what that credential wrote is no longer trusted
+   * and a COMPLETE snapshot cannot be taken back.
+   */
+  revoked?: () => Promise<boolean>;
   onProgress?: (articlesDone: number, articlesTotal: number) => void;
+}
+
+/** An ingest whose checks passed: its snapshot as recorded when it began, and its outcome to come. */
+export interface StartedIngest {
+  /** INGESTING, or COMPLETE when the same snapshot was already stored. */
+  snapshot: SnapshotRecord;
+  /** Settles when the snapshot is written (or found stored) and the ingest lease is released. */
+  finished: Promise<IngestReport>;
 }
 
 export interface SentenceTally {
@@ -86,6 +101,8 @@ export function snapshotIdFor(takenAt: Date): string {
 export class IngestService {
   /** The ingest this process is running, if any, and how far it got (for /metrics). */
   progress: { snapshotId: string; articlesDone: number; articlesTotal: number } | null = null;
+  /** Settles when the last ingest started here has finished writing. */
+  private running: Promise<void> = Promise.resolve();
 
   /**
    * `afterSnapshot` runs after every ingest, still under the ingest lease, also when the snapshot
@@ -106,6 +123,16 @@ export class IngestService {
    * each checks date order against what the previous one committed.
    */
   async ingest(articles: ArticleInput[], options: IngestOptions): Promise<IngestReport> {
+    return (await this.start(articles, options)).finished;
+  }
+
+  /**
+   * Checks everything that can be checked before writing (the date, free disk, the ingest lease,
+   * date order against the stored snapshots) and records the snapshot as INGESTING, then returns
+   * while the snapshot is written. The writing belongs to no caller: it is not bound by the
+   * deadline or the session share of the request that started it, and runs on when that ends.
+   */
+  async start(articles: ArticleInput[], options: IngestOptions): Promise<StartedIngest> {
     const ahead = options.datedAheadAllowed ? MAX_OPERATOR_AHEAD_MS : MAX_CLOCK_SKEW_MS;
     if (options.takenAt.getTime() > Date.now() + ahead) {
       throw new InvalidInputError(
@@ -113,15 +140,46 @@ export class IngestService {
       );
     }
     await this.ensureRoom();
-    return this.holdingLease(options.leaseWaitMs ?? 0, async (owner, leaseLost) => {
-      const report = await this.ingestHoldingLease(articles, options, owner, leaseLost);
-      await this.afterSnapshot();
-      return report;
+    const lease = await this.acquireLease(options.leaseWaitMs ?? 0);
+    let begun: BegunIngest;
+    try {
+      begun = await this.begin(articles, options, lease);
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
+    const finished = outsideRequestScope(async () => {
+      try {
+        const report = await begun.write();
+        await this.afterSnapshot();
+        return report;
+      } finally {
+        await lease.release();
+      }
     });
+    // Whoever started it awaits `finished` later; until then its failure is not unhandled.
+    finished.catch(() => {});
+    this.running = Promise.allSettled([this.running, finished]).then(() => {});
+    return { snapshot: begun.snapshot, finished };
+  }
+
+  /** Resolves once no ingest this service started is still writing (a server waits for it before it closes the driver). */
+  async idle(): Promise<void> {
+    await this.running;
   }
 
   /** Runs `work` alone among ingests of every process: under the store-wide ingest lease, renewed while it runs. */
   async holdingLease<T>(waitMs: number, work: (owner: string, leaseLost: () => boolean) => Promise<T>): Promise<T> {
+    const lease = await this.acquireLease(waitMs);
+    try {
+      return await work(lease.owner, lease.lost);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** The store-wide ingest lease, taken (waiting at most `waitMs` for another holder) and renewed until released. */
+  private async acquireLease(waitMs: number): Promise<HeldLease> {
     const owner = leaseOwner();
     const leases = new LeaseRepository(this.db);
     await takeLease(leases, owner, waitMs);
@@ -136,33 +194,57 @@ export class IngestService {
       },
       (LEASE_SECONDS * 1000) / 3,
     );
-    try {
-      return await work(owner, () => lost);
-    } finally {
-      this.progress = null;
-      clearInterval(heartbeat);
-      // A renewal still in flight would take the lease again after the release, and the next ingest would find it held.
-      await renewal;
-      await leases.release('ingest', owner).catch(() => {}); // it runs out by itself
-    }
+    return {
+      owner,
+      lost: () => lost,
+      release: async () => {
+        this.progress = null;
+        clearInterval(heartbeat);
+        // A renewal still in flight would take the lease again after the release, and the next ingest would find it held.
+        await renewal;
+        await leases.release('ingest', owner).catch(() => {}); // it runs out by itself
+      },
+    };
   }
 
-  private async ingestHoldingLease(articles: ArticleInput[], options: IngestOptions, owner: string, leaseLost: () => boolean): Promise<IngestReport> {
+  /**
+   * The snapshot with this id as a client sees it: stored, or FAILED when its ingest was rolled
+   * back, or when it is still INGESTING but nobody is writing it (its process died, or lost Neo4j
+   * or the lease): what it wrote is kept for a re-run to resume. Null when there is none.
+   */
+  async snapshot(id: string): Promise<SnapshotRecord | null> {
+    const found = await new SnapshotRepository(this.db).find(id);
+    return found && (await this.withOutcome(found));
+  }
+
+  /** A stored snapshot as a client sees it: INGESTING only while some process holds the ingest lease, FAILED after that. */
+  async withOutcome(snapshot: SnapshotRecord): Promise<SnapshotRecord> {
+    if (snapshot.status !== SnapshotStatus.INGESTING) return snapshot;
+    const holder = await new LeaseRepository(this.db).holder('ingest');
+    if (holder && !isDeadLocalOwner(holder.owner)) return snapshot;
+    return { ...snapshot, status: SnapshotStatus.FAILED, failure: interruptedIngest(snapshot.id) };
+  }
+
+  /**
+   * Under the ingest lease: finishes a rollback cut short, finds the same snapshot stored or
+   * checks date order, and records the snapshot as INGESTING; `write` then writes it.
+   */
+  private async begin(articles: ArticleInput[], options: IngestOptions, lease: HeldLease): Promise<BegunIngest> {
     const started = performance.now();
     const snapshots = new SnapshotRepository(this.db);
     const id = snapshotIdFor(options.takenAt);
     const complete = options.complete ?? false;
     const contentHash = createHash('sha256').update(JSON.stringify({ id, complete, articles })).digest('hex');
     const report = emptyReport(articles.length);
-    const holdLease = this.leaseGuard(owner, leaseLost, id);
+    const holdLease = this.leaseGuard(lease.owner, lease.lost, id);
     // A rollback cut short (its process died) is finished before anything else is written.
     const unfinished = await snapshots.rollingBack();
-    if (unfinished) await rollBackSnapshot(this.db, unfinished, holdLease, true);
+    if (unfinished) await rollBackSnapshot(this.db, unfinished, holdLease, FINISHED_ROLLBACK, true);
 
     // Any stored snapshot, not only the latest, may be the same one again: running the demo twice changes nothing.
     const stored = (await snapshots.list()).find((snapshot) => snapshot.id === id);
     if (stored && stored.status === SnapshotStatus.COMPLETE && stored.contentHash === contentHash) {
-      return { ...report, snapshot: stored, alreadyIngested: true, durationMs: performance.now() - started };
+      return { snapshot: stored, write: async () => ({ ...report, snapshot: stored, alreadyIngested: true, durationMs: performance.now() - started }) };
     }
     const latest = await snapshots.latest();
     if (latest) checkOrder(latest, id, options.takenAt, contentHash);
@@ -174,11 +256,16 @@ export class IngestService {
       contentHash,
       articleCount: articles.length,
     });
-    try {
-      return await this.writeSnapshot(articles, options, snapshot, holdLease, report, started);
-    } catch (error) {
-      throw await this.afterWriteFailure(snapshot, error, holdLease);
-    }
+    return {
+      snapshot,
+      write: async () => {
+        try {
+          return await this.writeSnapshot(articles, options, snapshot, holdLease, report, started);
+        } catch (error) {
+          throw await this.afterWriteFailure(snapshot, error, holdLease);
+        }
+      },
+    };
   }
 
   /** Every write transaction first renews the lease (and locks it): a process that lost it writes nothing. */
@@ -191,28 +278,29 @@ export class IngestService {
   /**
    * What a failure while writing leaves. Lost contact (Neo4j down, the lease taken) leaves the
    * snapshot INGESTING, for a re-run to resume where it stopped. Anything else (Neo4j refused a
-   * write) would fail again on a re-run: the snapshot is rolled back, so that it does not block
-   * every later one. When the rollback fails too, the snapshot stays INGESTING and
-   * `chronoql snapshots abandon` finishes the rollback.
+   * write, the credential was revoked) would fail again on a re-run: the snapshot is rolled back,
+   * so that it does not block every later one. When the rollback fails too, the snapshot stays
+   * INGESTING and `chronoql snapshots abandon` finishes the rollback.
    */
   private async afterWriteFailure(snapshot: SnapshotRecord, error: unknown, holdLease: (tx: CypherRunner) => Promise<void>): Promise<unknown> {
     if (error instanceof IngestLeaseLostError || isDatabaseUnreachable(error)) return error;
+    const rolledBack =
+      error instanceof IngestRevokedError
+        ? new IngestRevokedError(snapshot.id, { rolledBack: true })
+        : new IngestRolledBackError(snapshot.id, refusalReason(error), { cause: error });
     try {
-      await rollBackSnapshot(this.db, snapshot, holdLease);
+      await rollBackSnapshot(this.db, snapshot, holdLease, { code: rolledBack.code, message: rolledBack.message });
     } catch {
       return error;
     }
     this.onCommitted(); // the change feed follows the sequence back now, not at its next tick
-    const code = neo4jErrorCode(error);
-    const message = String((error as Error)?.message ?? error);
-    // The first sentence says what (too large to index, out of memory); the rest names Neo4j's internals.
-    const reason = code ? `Neo4j refused a write: ${code}: ${message.split(/[.,]\s|\n/)[0]!.slice(0, 160)}` : message;
-    return new IngestRolledBackError(snapshot.id, reason, { cause: error });
+    return rolledBack;
   }
 
   /**
    * Undoes an interrupted snapshot (one still INGESTING: killed mid-way, or its rollback failed)
-   * and deletes it, under the ingest lease, so that later snapshots can go in.
+   * and takes it out of the stored snapshots (it is reported FAILED), under the ingest lease, so
+   * that later snapshots can go in.
    */
   async abandon(snapshotId: string, leaseWaitMs = 0): Promise<RollbackReport & { snapshot: SnapshotRecord }> {
     return this.holdingLease(leaseWaitMs, async (owner, leaseLost) => {
@@ -224,7 +312,7 @@ export class IngestService {
           `snapshot ${snapshotId} is ${snapshot.status}; only an interrupted snapshot (INGESTING) can be abandoned (nothing changed)`,
         );
       }
-      const rolledBack = await rollBackSnapshot(this.db, snapshot, this.leaseGuard(owner, leaseLost, snapshotId));
+      const rolledBack = await rollBackSnapshot(this.db, snapshot, this.leaseGuard(owner, leaseLost, snapshotId), abandonedIngest(snapshotId));
       this.onCommitted();
       return { ...rolledBack, snapshot };
     });
@@ -245,6 +333,7 @@ export class IngestService {
     this.progress = { snapshotId: id, articlesDone: 0, articlesTotal: articles.length };
     const batchSize = options.batchSize ?? 100;
     for (const batch of transactionBatches(articles, batchSize)) {
+      if (await options.revoked?.()) throw new IngestRevokedError(id);
       const outcome = await this.db.writeTransaction(async (tx) => {
         await holdLease(tx);
         const repository = new IngestRepository(tx);
@@ -278,6 +367,42 @@ export class IngestService {
     const finished = await snapshots.finish(snapshot.id);
     return { ...report, snapshot: finished, durationMs: performance.now() - started };
   }
+}
+
+interface HeldLease {
+  owner: string;
+  /** Whether a renewal found another owner holding it: the next batch transaction then refuses to write. */
+  lost: () => boolean;
+  release(): Promise<void>;
+}
+
+interface BegunIngest {
+  snapshot: SnapshotRecord;
+  write(): Promise<IngestReport>;
+}
+
+/** The reason kept for a rollback found cut short, when the one that began it recorded none. */
+const FINISHED_ROLLBACK: SnapshotFailure = { code: 'INGEST_FAILED', message: 'its ingest failed and was rolled back; nothing of it is stored' };
+
+function abandonedIngest(snapshotId: string): SnapshotFailure {
+  return {
+    code: 'INGEST_ABANDONED',
+    message: `snapshot ${snapshotId} was interrupted and then abandoned (\`chronoql snapshots abandon\`); nothing of it is stored`,
+  };
+}
+
+function interruptedIngest(snapshotId: string): SnapshotFailure {
+  return {
+    code: 'INGEST_INTERRUPTED',
+    message: `the ingest of snapshot ${snapshotId} stopped before it finished (its process ended, or it lost Neo4j or the ingest lease); what it wrote is kept: run the same ingest again to resume it, or discard it with \`chronoql snapshots abandon ${snapshotId}\``,
+  };
+}
+
+/** What Neo4j refused, in its first sentence (too large to index, out of memory): the rest names Neo4j's internals. */
+function refusalReason(error: unknown): string {
+  const code = neo4jErrorCode(error);
+  const message = String((error as Error)?.message ?? error);
+  return code ? `Neo4j refused a write: ${code}: ${message.split(/[.,]\s|\n/)[0]!.slice(0, 160)}` : message;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { CypherRunner, Database } from '../graph/database.js';
 import { IngestRepository } from '../graph/ingestRepository.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
-import type { SnapshotRecord } from '../domain/model.js';
+import type { SnapshotFailure, SnapshotRecord } from '../domain/model.js';
 
 /** Few enough that an article at the size limits (ingest/inputLimits.ts) fits many times in one transaction. */
 const ARTICLES_PER_TRANSACTION = 20;
@@ -14,19 +14,22 @@ export interface RollbackReport {
 }
 
 /**
- * Undoes everything a snapshot wrote and deletes it, in small transactions, each of which
- * first calls `guard` (the caller's hold on the ingest lease). The snapshot is flagged first:
- * if this is interrupted, the next ingest or abandon finishes it (`resumed` then says so).
- * Afterwards the store is as if the snapshot had never been ingested, its change events included.
+ * Undoes everything a snapshot wrote and takes it out of the stored snapshots, in small
+ * transactions, each of which first calls `guard` (the caller's hold on the ingest lease). The
+ * snapshot is flagged first, with `failure` (why it is rolled back, what `snapshot(id)` reports
+ * afterwards): if this is interrupted, the next ingest or abandon finishes it (`resumed` then
+ * says so). Afterwards the store is as if the snapshot had never been ingested, its change
+ * events included.
  */
 export async function rollBackSnapshot(
   db: Database,
   snapshot: SnapshotRecord,
   guard: (tx: CypherRunner) => Promise<void>,
+  failure: SnapshotFailure,
   resumed = false,
 ): Promise<RollbackReport> {
   const snapshots = new SnapshotRepository(db);
-  await snapshots.markRollingBack(snapshot.id);
+  await snapshots.markRollingBack(snapshot.id, failure);
   const context = { id: snapshot.id, takenAt: snapshot.takenAt };
   const repeat = async (step: (repository: IngestRepository) => Promise<number>): Promise<number> => {
     let total = 0;

@@ -1,3 +1,4 @@
+import { outsideRequestScope } from '../platform/requestScope.js';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Database } from '../graph/database.js';
@@ -144,6 +145,15 @@ export class RetrievalService {
     return this.background;
   }
 
+  /** Asks the background worker (started if need be) for a pass now, so units just written are embedded without waiting for its next look. */
+  embedSoon(): void {
+    if (this.closed) return;
+    // A failed pass is logged by the worker and tried again at its next look.
+    this.startEmbedding()
+      .pass()
+      .catch(() => undefined);
+  }
+
   /**
    * Waits until every unit version in the store has its vector (with `validFrom`, every unit of
    * the snapshots taken then or later: an ingest waits for its own units only, which the worker
@@ -184,9 +194,25 @@ export class RetrievalService {
     return { embedded, waitedFor: total, ...(await this.refresh()) };
   }
 
+  /**
+   * Whether every passage and sentence version of the snapshots taken at `takenAt` or later can
+   * be found by every search mode here: each has its vector, and a sync of this process's native
+   * indexes that started after that (awaited, and shared with other callers) has taken them in.
+   */
+  async searchableFrom(takenAt: Date): Promise<boolean> {
+    if ((await countPendingUnits(this.repository, takenAt)) > 0) return false;
+    // A sync already running may have read Neo4j before the last vectors were stored: after it, sync again.
+    await this.refreshing?.catch(() => undefined);
+    // A failed sync leaves them out of the dense index (/health says why): not searchable yet.
+    return this.refresh().then(
+      () => true,
+      () => false,
+    );
+  }
+
   /** Brings the native indexes up to date with the vectors stored in Neo4j; concurrent calls share one run. */
   refresh(): Promise<RefreshReport> {
-    this.refreshing ??= this.runRefresh().finally(() => {
+    this.refreshing ??= outsideRequestScope(() => this.runRefresh()).finally(() => {
       this.refreshing = undefined;
     });
     return this.refreshing;

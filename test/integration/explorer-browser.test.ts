@@ -1,6 +1,7 @@
 // The explorer in a real browser (Debian's chromium driven by playwright-core): it loads with
-// nothing but the server reachable, shows `ask` in its default query, and a shared link with
-// ?query=… opens the explorer with that query, which runs.
+// nothing but the server reachable, shows `ask` in its default query, loads the schema (the
+// documentation and completion work), and a shared link with ?query=… opens the explorer with
+// that query, which runs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -43,6 +44,29 @@ describe('explorer in a browser', { skip: chromiumMissing }, () => {
     await page.locator('.graphiql-execute-button').waitFor({ timeout: 30_000 });
     assert.match(await editorText(page), /ask\(question: "Who is the prime minister of France\?"/);
     assert.deepEqual(outside, [], 'nothing outside the server was requested');
+    await page.close();
+  });
+
+  it('loads the schema: the documentation lists Query’s fields and completion offers ask while typing', async () => {
+    const page = await serverOnlyPage();
+    await page.goto(server.url);
+    await page.locator('.graphiql-execute-button').waitFor({ timeout: 30_000 });
+    // GraphiQL's own introspection query must pass the cost limit (it was refused: QUERY_TOO_COSTLY, cost 51,833).
+    await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
+    await page
+      .locator('a.graphiql-doc-explorer-type-name', { hasText: /^Query$/ })
+      .first()
+      .click({ timeout: 30_000 });
+    const fields = page.locator('.graphiql-doc-explorer-field-name');
+    await fields.filter({ hasText: /^ask$/ }).waitFor({ timeout: 30_000 });
+    const listed = await fields.allInnerTexts();
+    for (const field of ['ask', 'batchAsk', 'fact', 'factHistory', 'search', 'snapshot', 'changes'])
+      assert.ok(listed.includes(field), `${field} in ${listed.join(', ')}`);
+    await page.locator('.graphiql-query-editor').click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('{ as');
+    await page.locator('.suggest-widget').getByRole('option', { name: 'ask', exact: true }).waitFor({ timeout: 30_000 });
+    assert.deepEqual(outside, []);
     await page.close();
   });
 

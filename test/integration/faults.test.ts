@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { createApiKey, Role } from '../../src/api/auth.js';
 import { Database } from '../../src/graph/database.js';
 import { startManagedNeo4j } from '../../src/neo4jProcess/managedNeo4j.js';
 import { startServer, type RunningServer } from '../../src/api/server.js';
@@ -188,6 +191,16 @@ describe('Neo4j faults', () => {
       await runtime.services.ingest.ingest(first, { takenAt: day('2024-01-01'), source: 'test' });
 
       // Killed while serving: requests fail within seconds with a code a client can act on.
+      const { token } = await createApiKey(runtime.services.db, 'faults', Role.READER);
+      const socket = createClient({
+        url: server.url.replace('http', 'ws'),
+        webSocketImpl: WebSocket,
+        connectionParams: { Authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+        lazy: false,
+      });
+      t.after(() => socket.dispose());
+      await new Promise((resolve) => socket.on('connected', resolve));
       const idlePid = neo4jPid();
       process.kill(idlePid, 'SIGKILL');
       while (isAlive(idlePid)) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -196,6 +209,34 @@ describe('Neo4j faults', () => {
       const failedAfterMs = performance.now() - started;
       assert.equal(during.body.errors?.[0]?.extensions.code, 'SERVICE_UNAVAILABLE', JSON.stringify(during.body));
       assert.match(during.body.errors![0]!.message, /database is unreachable/);
+      // "Retry", not "your request was wrong": 503 with Retry-After, as OVERLOADED (it was 200, with no Retry-After).
+      assert.deepEqual([during.status, during.headers.get('retry-after'), during.body.errors![0]!.extensions.retryAfterSeconds], [503, '5', 5]);
+      const overSocket = await new Promise<unknown>((resolve) =>
+        socket.subscribe({ query: '{ snapshots { id } }' }, { next: resolve, error: resolve, complete: () => {} }),
+      );
+      const socketErrors = Array.isArray(overSocket) ? overSocket : (overSocket as { errors?: unknown[] }).errors;
+      assert.deepEqual(
+        (socketErrors?.[0] as { extensions?: unknown })?.extensions,
+        { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 },
+        JSON.stringify(overSocket),
+      );
+      // A new connection whose key cannot be checked (past the 1 s key cache) is told to come back, not that the key is bad (it was 4401).
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const newcomer = createClient({
+        url: server.url.replace('http', 'ws'),
+        webSocketImpl: WebSocket,
+        connectionParams: { Authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+      });
+      const refused = await new Promise<{ code?: number; reason?: string }>((resolve) =>
+        newcomer.subscribe(
+          { query: '{ snapshots { id } }' },
+          { next: () => resolve({}), error: (error) => resolve(error as { code?: number }), complete: () => {} },
+        ),
+      );
+      await newcomer.dispose();
+      assert.equal(refused.code, 1013, `${refused.code} ${refused.reason}`);
+      assert.match(String(refused.reason), /^Try again in 5 s: the database is unreachable/);
       assert.ok(failedAfterMs < 8_000, `failed after ${failedAfterMs.toFixed(0)} ms`);
       assert.equal((await fetch(server.url.replace('/graphql', '/health'))).status, 503);
       const backAfterMs = await untilAnswered(server.url);

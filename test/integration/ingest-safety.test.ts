@@ -11,7 +11,7 @@ import type { ChangesWithdrawnError } from '../../src/ingest/changeFeed.js';
 import type { ChangeEventRecord } from '../../src/domain/model.js';
 import { Role, type Principal } from '../../src/api/auth.js';
 import type { Runtime } from '../../src/app/runtime.js';
-import { article, day, execute, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
+import { article, day, execute, ingestOutcome, openTestRuntime, resetKnowledge, runChronoql, testDataDir } from '../support/runtime.js';
 import { currentDuplicates, storeFingerprint } from '../support/storeChecks.js';
 
 /** Each of these once left a snapshot INGESTING for good, or let two ingests interleave (issue 11). */
@@ -57,7 +57,7 @@ describe('ingest safety', () => {
     );
     const { errors, data } = await execute(
       runtime,
-      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { articles } }`,
+      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { id } }`,
       // As a client's JSON variables carry it ("\\ud800" is valid JSON); GraphQL literals refuse it themselves.
       { articles: JSON.parse('[{"id": "bad\\ud800id", "text": "x."}]') },
     );
@@ -192,8 +192,9 @@ describe('ingest safety', () => {
     cli.child.kill('SIGKILL');
     assert.equal((await cli.finished).code, null);
     rmSync(scratch, { recursive: true, force: true });
-    const { data } = await execute(runtime, '{ snapshots { id status } }');
-    assert.deepEqual(data.snapshots.at(-1), { id: '2024-02-01', status: 'INGESTING' }, 'killed mid-snapshot');
+    // Nobody writes it any more: a client is told so, and how to resume (it was INGESTING for good).
+    const { data } = await execute(runtime, '{ snapshots { id status failure { code } } }');
+    assert.deepEqual(data.snapshots.at(-1), { id: '2024-02-01', status: 'FAILED', failure: { code: 'INGEST_INTERRUPTED' } }, 'killed mid-snapshot');
 
     // The dead process's lease is taken over at once, not after it runs out (30 s): within the
     // 5 s this re-run may wait, and its first batch follows (the rest of the ingest is not timed).
@@ -242,16 +243,12 @@ describe('ingest safety', () => {
       rmSync(scratch, { recursive: true, force: true });
     }
     // The GraphQL mutation checks the same way, and reports the position in the list.
-    const { errors } = await execute(
-      runtime,
-      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { articles } }`,
-      {
-        articles: [
-          { id: 'ok', text: 'Fine.' },
-          { id: 'x'.repeat(9000), text: 'Too long an id.' },
-        ],
-      },
-    );
+    const { errors } = await execute(runtime, `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-01-01", articles: $articles) { id } }`, {
+      articles: [
+        { id: 'ok', text: 'Fine.' },
+        { id: 'x'.repeat(9000), text: 'Too long an id.' },
+      ],
+    });
     const refused = errors?.[0]?.originalError;
     assert.ok(refused instanceof InvalidSnapshotError, String(errors));
     assert.deepEqual(
@@ -294,6 +291,9 @@ describe('ingest safety', () => {
     );
     assert.deepEqual(await fingerprint(), onlyJanuary, 'nothing of the refused snapshot is left');
     await assertGapFreeFeed();
+    const { data } = await execute(runtime, '{ snapshot(id: "2024-02-01") { status failure { code message } } snapshots { id } }');
+    assert.deepEqual(data.snapshot, { status: 'FAILED', failure: { code: 'INGEST_FAILED', message: (error as Error).message } });
+    assert.deepEqual(data.snapshots, [{ id: '2024-01-01' }]);
 
     // The same date goes in, corrected; then a later snapshot. The graph is that of a run that never failed.
     await runtime.services.ingest.ingest(february, { takenAt: day('2024-02-01'), source: 'test', batchSize: 100 });
@@ -328,6 +328,7 @@ describe('ingest safety', () => {
     assert.equal(abandoned.code, 0, abandoned.output);
     assert.match(abandoned.output, /abandoned snapshot 2024-02-01: undid 301 articles and deleted \d+ change events/);
     assert.deepEqual(await fingerprint(), onlyJanuary);
+    assert.equal((await execute(runtime, '{ snapshot(id: "2024-02-01") { failure { code } } }')).data.snapshot.failure.code, 'INGEST_ABANDONED');
     await assertGapFreeFeed();
     const again = await runChronoql(['snapshots', 'abandon', '2024-01-01'], { CHRONOQL_DATA_DIR: testDataDir }).finished;
     assert.equal(again.code, 1);
@@ -408,7 +409,7 @@ describe('ingest safety', () => {
     const writer: Principal = { subject: 'writer', role: Role.WRITER, via: 'api-key' };
     const { errors } = await execute(
       runtime,
-      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "From tomorrow."}]) { articles } }`,
+      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "From tomorrow."}]) { id } }`,
       { at: ahead.toISOString() },
       writer,
     );
@@ -416,19 +417,20 @@ describe('ingest safety', () => {
     assert.match(errors[0]!.message, /is in the future \(more than 5 minutes past this server's clock, .*\).*an admin may date one up to a day ahead/);
     assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
     // Within clock skew, a writer's snapshot goes in; an admin's a day ahead too.
+    const ask = (query: string, variables: Record<string, unknown>) => execute(runtime, query, variables);
     const skewed = await execute(
       runtime,
-      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Now."}]) { snapshot { status } } }`,
+      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Now."}]) { id status } }`,
       { at: new Date(Date.now() + 2 * 60_000).toISOString() },
       writer,
     );
-    assert.deepEqual(skewed.data, { ingestSnapshot: { snapshot: { status: 'COMPLETE' } } }, String(skewed.errors));
-    const admin = await execute(
-      runtime,
-      `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Tomorrow."}]) { snapshot { status } } }`,
-      { at: ahead.toISOString() },
-    );
-    assert.deepEqual(admin.data, { ingestSnapshot: { snapshot: { status: 'COMPLETE' } } }, String(admin.errors));
+    assert.equal(skewed.data?.ingestSnapshot.status, 'INGESTING', String(skewed.errors));
+    assert.equal((await ingestOutcome(ask, skewed.data.ingestSnapshot.id)).status, 'COMPLETE');
+    const admin = await execute(runtime, `mutation ($at: DateTime!) { ingestSnapshot(takenAt: $at, articles: [{id: "a", text: "Tomorrow."}]) { id status } }`, {
+      at: ahead.toISOString(),
+    });
+    assert.equal(admin.data?.ingestSnapshot.status, 'INGESTING', String(admin.errors));
+    assert.equal((await ingestOutcome(ask, admin.data.ingestSnapshot.id)).status, 'COMPLETE');
   });
 
   it('takes the NFC and NFD spellings of one id as one article', async () => {

@@ -20,7 +20,7 @@ import { createApiKey, Role } from '../../src/api/auth.js';
 import { loadConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import type { Runtime } from '../../src/app/runtime.js';
-import { ingestDemo, openTestRuntime, postGraphql } from '../support/runtime.js';
+import { ingestDemo, ingestOutcome, openTestRuntime, postGraphql } from '../support/runtime.js';
 
 /** What the world sends: Cypher and Lucene syntax, quotes, control and Unicode tricks, a near-megabyte. */
 const HOSTILE = [
@@ -167,11 +167,12 @@ describe('hostile strings through every string argument', () => {
       text: `${text} is here.`,
       infobox: [{ attribute: `${text} attr`, value: text }],
     }));
-    const { body } = await post(
-      `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2025-06-01", articles: $articles) { articles articlesAdded } }`,
-      { articles },
-    );
-    assert.deepEqual(body, { data: { ingestSnapshot: { articles: stored.length, articlesAdded: stored.length } } });
+    const { body } = await post(`mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2025-06-01", articles: $articles) { id articleCount } }`, {
+      articles,
+    });
+    assert.deepEqual(body, { data: { ingestSnapshot: { id: '2025-06-01', articleCount: stored.length } } });
+    const outcome = await ingestOutcome((query, variables) => post(query, variables).then((response) => response.body), '2025-06-01');
+    assert.equal(outcome.status, 'COMPLETE', JSON.stringify(outcome.failure));
     for (const [i, text] of stored.entries()) {
       const read = await post(`query($id: ID!) { article(id: $id) { id title facts { attribute value } } }`, { id: `${text}#${i}` });
       assert.deepEqual(
@@ -182,7 +183,7 @@ describe('hostile strings through every string argument', () => {
     }
     const afterwards = await runtime.services.db.run<{ n: number }>(`MATCH (a:Article) WHERE a.validTo IS NULL RETURN count(a) AS n`);
     assert.equal(afterwards[0]!.n, before[0]!.n + stored.length);
-    const lone = await post(`mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2025-07-01", articles: $articles) { articles } }`, {
+    const lone = await post(`mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2025-07-01", articles: $articles) { id } }`, {
       articles: [{ id: 'x', text: '\uD800' }],
     });
     assert.equal(lone.body.errors?.[0]?.extensions?.code, 'INVALID_SNAPSHOT');

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createApiKey, Role } from '../../src/api/auth.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/api/server.js';
 import { loadConfig } from '../../src/app/config.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { article, day, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
+import { article, day, ingestOutcome, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
 
 /** Issue 21's 324-byte anonymous query: lists nested in lists, 20 aliases of text at the bottom. */
 const FAN_OUT = `{ article(id:"France") { sentences { article { sentences { article { sentences { article { sentences { article { ${Array.from({ length: 20 }, (_, i) => `t${i + 1}: text`).join(' ')} } } } } } } } } } }`;
@@ -15,6 +17,18 @@ const FACT = '{ fact(subject: "France", attribute: "Capital") { value } }';
 const LONG_QUERY = Array.from({ length: 150 }, (_, i) => `word${i % 37} republic minister`).join(' ');
 const batchSearchBody = (aliases: number) =>
   `query($q: [String!]!) { ${Array.from({ length: aliases }, (_, i) => `a${i}: batchSearch(queries: $q, mode: LEXICAL) { id text score }`).join(' ')} }`;
+
+/** POSTs an operation and hangs up as soon as the answer begins, as a client that goes away would; resolves with the HTTP status. */
+function postAndHangUp(url: string, body: unknown, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...headers } }, (response) => {
+      request.destroy();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
 
 describe('load shedding: query cost, response size, session shares', () => {
   let runtime: Runtime;
@@ -79,6 +93,36 @@ describe('load shedding: query cost, response size, session shares', () => {
     assert.equal(cut.body.errors?.[0]?.extensions.code, 'QUERY_TIMEOUT');
     const roomy = await serve();
     assert.equal((await postGraphql(roomy.url, '{ article(id: "France") { sentences { text } } }')).body.data?.article.sentences.length, SENTENCES);
+  });
+
+  it('answers an ingest at once and writes it after the request, past its wall time and its client hanging up; snapshot(id) tells the outcome, logged under the request id', async () => {
+    const lines: string[] = [];
+    const log = createLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+    const requestBudgetMs = 2_000;
+    const server = await serve({ log, limits: { requestBudgetMs } });
+    // On 990c8eb the mutation waited for the writing and the embedding of these 300 passages and sentences, and was cut off (504).
+    const articles = Array.from({ length: 150 }, (_, i) => ({ id: `job${i}`, text: `Job article ${i} is written after its request ended.` }));
+    const mutation = `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { id status } }`;
+    const started = performance.now();
+    const status = await postAndHangUp(
+      server.url,
+      { query: mutation, variables: { articles } },
+      { authorization: `Bearer ${admin}`, 'x-request-id': 'ingest-job-7' },
+    );
+    const answeredMs = performance.now() - started;
+    assert.equal(status, 200);
+    assert.ok(answeredMs < requestBudgetMs, `answered after ${Math.round(answeredMs)} ms`);
+    const ask = (query: string, variables: Record<string, unknown>) => postGraphql(server.url, query, { variables }).then((response) => response.body);
+    const outcome = await ingestOutcome(ask, '2024-03-01', { searchable: true });
+    assert.deepEqual(outcome, { id: '2024-03-01', status: 'COMPLETE', searchable: true, changeCount: 150, failure: null });
+    const jobLog = () =>
+      lines
+        .map((line) => JSON.parse(line) as { msg: string; requestId?: string })
+        .filter((line) => line.requestId === 'ingest-job-7')
+        .map((line) => line.msg);
+    // The job logs its end once the client can already see it.
+    for (let waited = 0; jobLog().length < 2 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(jobLog(), ['ingest job started', 'ingest job complete']);
   });
 
   it('refuses 20 aliases × 256 searches (they took the whole pool) while another caller’s fact lookups all succeed', async () => {

@@ -14,7 +14,7 @@ import { article, openTestRuntime, postGraphql, resetKnowledge, runChronoql, tes
 
 type Replica = { child: ChildProcess; url: string };
 
-const INGEST = `mutation($at: DateTime!, $articles: [ArticleInput!]!) { ingestSnapshot(takenAt: $at, articles: $articles) { articles } }`;
+const INGEST = `mutation($at: DateTime!, $articles: [ArticleInput!]!) { ingestSnapshot(takenAt: $at, articles: $articles) { id status } }`;
 
 /** Follows `changes` on one server from `afterSeq`, collecting seqs until `until` says stop or the socket dies. */
 function follow(url: string, token: string, afterSeq: number, seen: number[]): { client: Client; ended: Promise<string> } {
@@ -91,7 +91,7 @@ describe('several servers on one Neo4j', () => {
     const seen: number[] = [];
     const subscription = follow(a.url, reader, start, seen);
     const throughB = await postGraphql(b.url, INGEST, { token: writer, variables: { at: '2024-01-01', articles: inputs(articles('via-b', 40)) } });
-    assert.deepEqual(throughB.body, { data: { ingestSnapshot: { articles: 40 } } });
+    assert.deepEqual(throughB.body, { data: { ingestSnapshot: { id: '2024-01-01', status: 'INGESTING' } } });
     const file = join(scratch, 'cli.jsonl');
     await writeFile(
       file,
@@ -112,7 +112,7 @@ describe('several servers on one Neo4j', () => {
       token: writer,
       variables: { at: '2024-03-01', articles: inputs([article('Lighthouse', 'The zebrafinch lighthouse keeper counts quantum gulls at dawn.')]) },
     });
-    assert.deepEqual(throughA.body, { data: { ingestSnapshot: { articles: 1 } } });
+    assert.deepEqual(throughA.body, { data: { ingestSnapshot: { id: '2024-03-01', status: 'INGESTING' } } });
     const search = '{ search(query: "zebrafinch lighthouse keeper quantum gulls", mode: DENSE, k: 3) { articleId } }';
     await until('B to find the new article by its vector', async () => {
       const hits = (await postGraphql(b.url, search)).body.data?.search as Array<{ articleId: string }> | undefined;

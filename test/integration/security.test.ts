@@ -14,15 +14,20 @@ import { createApiKey, Role } from '../../src/api/auth.js';
 import { loadConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import type { Runtime } from '../../src/app/runtime.js';
-import { openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
+import { ingestOutcome, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
 
-const INGEST = `mutation($complete: Boolean! = false) { ingestSnapshot(takenAt: "2024-01-01", complete: $complete, articles: [{id: "A", text: "One."}]) { articles } }`;
+const INGEST = `mutation($complete: Boolean! = false) { ingestSnapshot(takenAt: "2024-01-01", complete: $complete, articles: [{id: "A", text: "One."}]) { id } }`;
 const HS_SECRET = 'a-test-secret-of-at-least-32-bytes!!';
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'chronoql-test';
 
 function post(server: RunningServer, query: string, options: { token?: string; variables?: Record<string, unknown> } = {}) {
   return postGraphql(server.url, query, options);
+}
+
+/** How the ingest of snapshot `id` ended, asked of `server` with `token` as a client would. */
+function outcomeOf(server: RunningServer, id: string, token: string) {
+  return ingestOutcome((query, variables) => post(server, query, { token, variables }).then((response) => response.body), id);
 }
 
 /** The first event or error of one subscription, over a fresh connection. */
@@ -111,10 +116,29 @@ describe('access control', () => {
     const completeByWriter = await post(server, INGEST, { token: writer, variables: { complete: true } });
     assert.equal(completeByWriter.body.errors?.[0]?.extensions.code, 'FORBIDDEN');
     assert.equal(await countNodes(runtime.services.db, 'Snapshot'), 0);
-    assert.deepEqual((await post(server, INGEST, { token: writer })).body.data, { ingestSnapshot: { articles: 1 } });
+    assert.deepEqual((await post(server, INGEST, { token: writer })).body.data, { ingestSnapshot: { id: '2024-01-01' } });
     assert.equal((await post(server, INGEST, { token: admin, variables: { complete: true } })).body.errors?.[0]?.extensions.code, 'SNAPSHOT_OUT_OF_ORDER');
+    assert.equal((await outcomeOf(server, '2024-01-01', writer)).status, 'COMPLETE');
     // Reads stay public by default.
     assert.deepEqual((await post(server, '{ snapshots { id } }')).body.data, { snapshots: [{ id: '2024-01-01' }] });
+  });
+
+  it('stops an ingest whose API key is revoked while it runs before its next batch, and rolls it back', async () => {
+    const server = await serve();
+    await resetKnowledge(runtime);
+    const soonRevoked = await createApiKey(runtime.services.db, 'revoked mid-ingest', Role.WRITER);
+    // Six batches of 100: the revocation lands while the first is written.
+    const articles = Array.from({ length: 600 }, (_, i) => ({ id: `r${i}`, text: `Article ${i} of a snapshot whose key is revoked.` }));
+    const mutation = `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-06-01", articles: $articles) { id status } }`;
+    const started = await post(server, mutation, { token: soonRevoked.token, variables: { articles } });
+    assert.deepEqual(started.body.data, { ingestSnapshot: { id: '2024-06-01', status: 'INGESTING' } });
+    await new ApiKeyRepository(runtime.services.db).revoke(soonRevoked.key.id);
+    const outcome = await outcomeOf(server, '2024-06-01', admin);
+    assert.equal(outcome.status, 'FAILED');
+    assert.equal(outcome.failure?.code, 'CREDENTIAL_REVOKED');
+    assert.match(outcome.failure!.message, /was revoked; the ingest stopped before its next batch and was rolled back: nothing of it is stored/);
+    assert.equal(await countNodes(runtime.services.db, 'Article'), 0);
+    assert.deepEqual((await post(server, '{ snapshots { id } }')).body.data, { snapshots: [] });
   });
 
   it('refuses unknown, malformed and revoked keys, and keeps only hashes', async () => {
@@ -144,7 +168,8 @@ describe('access control', () => {
         secret,
       );
     await resetKnowledge(runtime);
-    assert.deepEqual((await post(hsServer, INGEST, { token: await sign({ role: 'writer' }) })).body.data, { ingestSnapshot: { articles: 1 } });
+    assert.deepEqual((await post(hsServer, INGEST, { token: await sign({ role: 'writer' }) })).body.data, { ingestSnapshot: { id: '2024-01-01' } });
+    assert.equal((await outcomeOf(hsServer, '2024-01-01', writer)).status, 'COMPLETE');
     const refusals = {
       'reader role': [await sign({ role: 'reader' }), 'FORBIDDEN'],
       'no role': [await sign({}), 'UNAUTHENTICATED'],
@@ -228,6 +253,7 @@ describe('access control', () => {
     assert.equal(closeOf(await subscribeOnce(server, { connectionParams: { Authorization: 'Bearer cq_bogus' } })), '4401 Unauthorized: malformed API key');
     await resetKnowledge(runtime);
     await post(server, INGEST, { token: writer });
+    await outcomeOf(server, '2024-01-01', writer);
     const event = (outcome: unknown) => (outcome as { data?: { changes?: { seq: number } } }).data?.changes?.seq;
     assert.equal(event(await subscribeOnce(server, { connectionParams: { Authorization: `Bearer ${reader}` } })), 1);
     assert.equal(event(await subscribeOnce(server, { extensions: { headers: { Authorization: `Bearer ${reader}` } } })), 1);

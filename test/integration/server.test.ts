@@ -9,7 +9,7 @@ import { startServer, type RunningServer } from '../../src/api/server.js';
 import { createApiKey, Role } from '../../src/api/auth.js';
 import { createLogger } from '../../src/platform/logger.js';
 import type { Runtime } from '../../src/app/runtime.js';
-import { article, day, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
+import { article, day, ingestOutcome, openTestRuntime, postGraphql, resetKnowledge } from '../support/runtime.js';
 
 type Event = { seq: number; kind: string; articleId: string; fact: { value: string } | null };
 
@@ -146,21 +146,46 @@ describe('GraphQL server', () => {
   it('delivers changes of a snapshot ingested through the mutation to a live-only subscriber', async () => {
     const subscription = collect(client, {}, (events) => events.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const result = await post(
-      `mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { articles changeEvents snapshot { id status } } }`,
-      { articles: [{ id: 'C', text: 'Hello world.', infobox: [{ attribute: 'Leader', value: 'Z' }] }] },
-    );
-    assert.deepEqual(result.data.ingestSnapshot, { articles: 1, changeEvents: 1, snapshot: { id: '2024-03-01', status: 'COMPLETE' } });
+    const result = await post(`mutation($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-03-01", articles: $articles) { id status } }`, {
+      articles: [{ id: 'C', text: 'Hello world.', infobox: [{ attribute: 'Leader', value: 'Z' }] }],
+    });
+    assert.deepEqual(result.data.ingestSnapshot, { id: '2024-03-01', status: 'INGESTING' });
     const events = await subscription.events;
     assert.deepEqual(
       events.map((e) => [e.seq, e.kind, e.articleId]),
       [[1, 'ARTICLE_ADDED', 'C']],
     );
+    assert.deepEqual(await ingestOutcome(post, '2024-03-01', { searchable: true }), {
+      id: '2024-03-01',
+      status: 'COMPLETE',
+      searchable: true,
+      changeCount: 1,
+      failure: null,
+    });
+  });
+
+  it('refuses an afterSeq past every change ever recorded with BAD_USER_INPUT, in a query and a subscription (it was CHANGES_WITHDRAWN)', async () => {
+    await runtime.services.ingest.ingest([article('A', 'One.')], { takenAt: day('2024-01-01'), source: 'test' });
+    const query = await post('{ changes(afterSeq: 2147483647) { totalCount } }');
+    assert.equal(query.errors?.[0]?.extensions.code, 'BAD_USER_INPUT', JSON.stringify(query));
+    assert.match(query.errors[0].message, /afterSeq 2147483647 is past the last change ever recorded \(seq 1\)/);
+    const subscribed = await new Promise<unknown>((resolve) => {
+      client.subscribe(
+        { query: 'subscription { changes(afterSeq: 2147483647) { seq } }' },
+        { next: resolve, error: resolve, complete: () => resolve('complete') },
+      );
+    });
+    assert.equal(
+      (subscribed as { errors?: Array<{ extensions?: { code?: string } }> }).errors?.[0]?.extensions?.code,
+      'BAD_USER_INPUT',
+      JSON.stringify(subscribed),
+    );
+    assert.deepEqual((await post('{ changes(afterSeq: 1) { totalCount edges { node { seq } } } }')).data.changes, { totalCount: 1, edges: [] });
   });
 
   it('answers bad input with a clear error and an extensions.code', async () => {
     const invalid = await post(
-      `mutation { ingestSnapshot(takenAt: "2024-03-01", articles: [{id: " ", text: "x"}, {id: "D", text: "y", infobox: [{attribute: "A", value: "1"}, {attribute: "a", value: "2"}]}]) { articles } }`,
+      `mutation { ingestSnapshot(takenAt: "2024-03-01", articles: [{id: " ", text: "x"}, {id: "D", text: "y", infobox: [{attribute: "A", value: "1"}, {attribute: "a", value: "2"}]}]) { id } }`,
     );
     assert.equal(invalid.errors[0].extensions.code, 'INVALID_SNAPSHOT');
     assert.deepEqual(
@@ -170,10 +195,11 @@ describe('GraphQL server', () => {
         ['articles', 2],
       ],
     );
-    await post(`mutation { ingestSnapshot(takenAt: "2024-05-01", articles: [{id: "E", text: "x"}]) { articles } }`);
-    const older = await post(`mutation { ingestSnapshot(takenAt: "2024-04-01", articles: [{id: "E", text: "x"}]) { articles } }`);
+    await post(`mutation { ingestSnapshot(takenAt: "2024-05-01", articles: [{id: "E", text: "x"}]) { id } }`);
+    const older = await post(`mutation { ingestSnapshot(takenAt: "2024-04-01", articles: [{id: "E", text: "x"}]) { id } }`);
     assert.equal(older.errors[0].extensions.code, 'SNAPSHOT_OUT_OF_ORDER');
     assert.match(older.errors[0].message, /older than the latest stored snapshot 2024-05-01/);
+    assert.equal((await ingestOutcome(post, '2024-05-01')).status, 'COMPLETE');
     const badDate = await post(`query($asOf: DateTime) { fact(subject: "E", attribute: "x", asOf: $asOf) { value } }`, {
       asOf: '2024-13-45',
     });

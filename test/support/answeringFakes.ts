@@ -119,6 +119,8 @@ export function fakePorts(
     contentHash: String(i),
     articleCount: world.articles.length,
     changeCount: 0,
+    completedAt: day(date),
+    failure: null,
   }));
   const facts: FactRecord[] = world.articles.flatMap((article) =>
     (article.facts ?? []).map((fact, i) => ({

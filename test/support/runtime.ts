@@ -87,6 +87,34 @@ export async function postGraphql(url: string, query: string, options: { token?:
   return { status: response.status, headers: response.headers, body: (await response.json()) as GraphqlResponse['body'] };
 }
 
+export interface IngestOutcome {
+  id: string;
+  status: 'COMPLETE' | 'FAILED';
+  searchable: boolean;
+  changeCount: number;
+  failure: { code: string; message: string } | null;
+}
+
+/**
+ * What a client of the ingestSnapshot mutation does: asks for the snapshot (through `ask`, over
+ * HTTP or in-process) until its ingest has ended, COMPLETE or FAILED; with `searchable`, until a
+ * COMPLETE one is also searchable.
+ */
+export async function ingestOutcome(
+  ask: (query: string, variables: Record<string, unknown>) => Promise<{ data?: any }>,
+  id: string,
+  options: { searchable?: boolean; timeoutMs?: number } = {},
+): Promise<IngestOutcome> {
+  const started = Date.now();
+  for (;;) {
+    const { data } = await ask('query($id: ID!) { snapshot(id: $id) { id status searchable changeCount failure { code message } } }', { id });
+    const snapshot = data?.snapshot as IngestOutcome | null | undefined;
+    if (snapshot?.status === 'FAILED' || (snapshot?.status === 'COMPLETE' && (snapshot.searchable || !options.searchable))) return snapshot;
+    if (Date.now() - started > (options.timeoutMs ?? 120_000)) throw new Error(`snapshot ${id} still ${JSON.stringify(snapshot)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Whether a process with this pid still runs (signal 0 only checks). */
 export function isAlive(pid: number): boolean {
   try {

@@ -45,8 +45,9 @@ export async function storeFingerprint(db: CypherRunner): Promise<Record<string,
        RETURN e.seq AS seq, e.kind AS kind, e.articleId AS article, e.snapshotId AS snapshot, concerns ORDER BY seq`,
     ),
     // Whether a unit is still PendingEmbedding depends on whether an embedding worker ran, not on the ingest.
+    // A failed ingest leaves only its outcome (FailedIngest, for snapshot(id)), which is no knowledge.
     nodes: await db.run(
-      `MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState AND NOT n:RateUsage
+      `MATCH (n) WHERE NOT n:Migration AND NOT n:ApiKey AND NOT n:Lease AND NOT n:RetrievalState AND NOT n:RateUsage AND NOT n:FailedIngest
        RETURN [label IN labels(n) WHERE label <> 'PendingEmbedding'] AS labels, count(*) AS n ORDER BY n, labels`,
     ),
     current: await db.run(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildSchema, graphql, GraphQLError, parse, type GraphQLSchema } from 'graphql';
+import { buildSchema, getIntrospectionQuery, graphql, GraphQLError, parse, type GraphQLSchema } from 'graphql';
+import { Neo4jError } from 'neo4j-driver';
 import { anonymousCaller, clientNetwork } from '../../src/api/clientAddress.js';
 import { asReported, errorFormatter } from '../../src/api/errorReporting.js';
 import { QUERY_LIMITS } from '../../src/api/limits.js';
@@ -73,6 +74,20 @@ describe('query cost', () => {
       q: questions.map((question) => ({ ...question, k: 50 })),
     });
     assert.ok(withK50 > QUERY_LIMITS.maxCost, `two batches of 256 questions with k 50 cost ${withK50}`);
+  });
+
+  it("lets the explorer load the schema: GraphiQL's introspection query is costed by what the schema can return", async () => {
+    const schema = await chronoqlSchema();
+    // What GraphiQL sends on load: with input-value deprecations and the schema description (it cost 51,853).
+    const graphiql = getIntrospectionQuery({ inputValueDeprecation: true, schemaDescription: true });
+    const cost = costOf(schema, graphiql);
+    assert.ok(cost < QUERY_LIMITS.maxCost / 2, `GraphiQL's introspection costs ${cost}`);
+    const types = Object.keys(schema.getTypeMap()).length;
+    assert.equal(costOf(schema, '{ __schema { types { name } } }'), 1 + (1 + types * 1), 'a type list is as long as the schema has types');
+    assert.ok(
+      costOf(schema, `{ ${Array.from({ length: 20 }, (_, i) => `s${i}: __schema { types { fields { args { name } } } }`).join(' ')} }`) > 20 * types,
+      'each copy is charged',
+    );
   });
 
   it('counts a connection’s page size', async () => {
@@ -252,6 +267,14 @@ describe('error codes', () => {
   it('tells a caller BAD_USER_INPUT only for input it got wrong: a runtime RangeError is an internal error', () => {
     assert.equal(reported(new InvalidInputError('asOf: "soon" is not a date')), 'BAD_USER_INPUT');
     assert.equal(reported(new RangeError('Invalid string length')), 'INTERNAL_SERVER_ERROR');
+  });
+
+  it('tells a caller SERVICE_UNAVAILABLE, with when to retry, while Neo4j cannot be reached', () => {
+    const error = new GraphQLError('down', {
+      originalError: new Neo4jError('connect ECONNREFUSED 127.0.0.1:7687', 'ServiceUnavailable', '', ''),
+      path: ['snapshots'],
+    });
+    assert.deepEqual(format(asReported(error, 'websocket'), error).extensions, { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 });
   });
 
   it('tells a caller OVERLOADED, with when to retry, when the server sheds its work', () => {

@@ -27,7 +27,9 @@ export class ChangeResolver {
     @Arg('kinds', () => [ChangeKind], { nullable: true }) kinds: ChangeKind[] | null,
   ): Promise<ChangeEventConnection> {
     const limit = checkPageSize(first);
-    const start = Math.max(checkAfterSeq(afterSeq ?? null) ?? 0, after == null ? 0 : decodeSeqCursor(after));
+    const resumeAfter = checkAfterSeq(afterSeq ?? null);
+    if (resumeAfter !== null) await services.changeFeed.checkResumePoint(resumeAfter);
+    const start = Math.max(resumeAfter ?? 0, after == null ? 0 : decodeSeqCursor(after));
     const filter = { articleIds: articleIds?.map(articleIdOf) ?? null, kinds };
     const [page, totalCount] = await Promise.all([services.reads.changesBetween(start, null, filter, limit + 1), services.reads.countChanges(filter)]);
     return changeConnection(page.slice(0, limit), {
@@ -40,13 +42,17 @@ export class ChangeResolver {
   @Subscription(() => ChangeEvent, {
     name: 'changes',
     description:
-      'Stored changes after afterSeq, then live ones as snapshots are ingested, in order, without gaps or duplicates. Reconnect with the last seq seen to resume. When a snapshot whose changes were sent is rolled back, the subscription ends with CHANGES_WITHDRAWN and extensions.resumeAfterSeq: drop what came after it and resubscribe from there. Needs an API key or token (reader role).',
-    subscribe: ({ args, context }) => {
+      'Stored changes after afterSeq, then live ones as snapshots are ingested, in order, without gaps or duplicates. Reconnect with the last seq seen to resume. When a snapshot whose changes were sent is rolled back, the subscription ends with CHANGES_WITHDRAWN and extensions.resumeAfterSeq: drop what came after it and resubscribe from there. An afterSeq past every change ever recorded is refused (BAD_USER_INPUT). Needs an API key or token (reader role).',
+    subscribe: async ({ args, context }) => {
       // Checked here, before the feed is opened: type-graphql's @Authorized guards only each event's resolve.
       requireRole((context as RequestContext).principal, Role.READER, 'subscription changes');
       const { afterSeq, articleIds, kinds } = args as { afterSeq?: number | null; articleIds?: string[]; kinds?: ChangeKind[] };
-      return (context as RequestContext).services.changeFeed.subscribe({
-        afterSeq: checkAfterSeq(afterSeq ?? null),
+      const feed = (context as RequestContext).services.changeFeed;
+      // Refused here, it is answered with its code; met inside the stream, it would reach the client as an internal error.
+      const resumeAfter = checkAfterSeq(afterSeq ?? null);
+      await feed.checkResumePoint(resumeAfter);
+      return feed.subscribe({
+        afterSeq: resumeAfter,
         articleIds: articleIds?.map(articleIdOf),
         kinds,
       });
