@@ -75,7 +75,7 @@ describe('ingest safety', () => {
     await runtime.services.ingest.ingest([article('France', 'France is a country.')], { takenAt: day('2024-01-01'), source: 'test' });
     const { errors, data } = await execute(
       runtime,
-      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-02-01", articles: $articles) { articles } }`,
+      `mutation ($articles: [ArticleInput!]!) { ingestSnapshot(takenAt: "2024-02-01", articles: $articles) { id } }`,
       {
         articles: [
           { id: 'France\u200b', text: 'A lookalike.' },
