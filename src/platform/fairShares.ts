@@ -1,4 +1,4 @@
-import { checkRequestDeadline, currentRequestScope, type RequestScope } from './requestScope.js';
+import { checkRequestDeadline, currentRequestScope, requestTimedOut, type RequestScope } from './requestScope.js';
 
 /**
  * Work shed for load: the server is up and busy. Told to clients as OVERLOADED (503, with
@@ -57,15 +57,29 @@ export class FairShares {
   ) {}
 
   use = async <T>(work: () => Promise<T>): Promise<T> => {
+    const release = await this.hold();
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  };
+
+  /**
+   * Takes a unit for work that is not one promise (a page of changes handed out event by event)
+   * and gives back what releases it; call that exactly once.
+   */
+  hold = async (): Promise<() => void> => {
     checkRequestDeadline();
     const scope = currentRequestScope();
     const key = scope?.caller ?? '';
     await this.acquire(key, scope);
-    try {
-      return await work();
-    } finally {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       this.release(key);
-    }
+    };
   };
 
   /** Units in flight now, and units waiting (for metrics and tests). */
@@ -98,18 +112,19 @@ export class FairShares {
       );
     }
     return new Promise<void>((resolve, reject) => {
-      // Waiting behind one's own share is the caller's pacing, bounded by its request's deadline;
-      // waiting because every unit is taken is load, and is shed sooner.
+      // Waiting behind one's own share is the caller's pacing, bounded by its request's deadline
+      // (QUERY_TIMEOUT); waiting because every unit is taken is load, and is shed sooner (OVERLOADED).
       const full = this.open >= this.limits.total;
-      const waitMs = scope ? Math.max(0, Math.min(full ? this.limits.waitMs : Number.POSITIVE_INFINITY, scope.deadline - Date.now())) : null;
-      const timer =
-        waitMs === null
-          ? null
-          : setTimeout(() => {
-              this.dropWaiter(key, waiter);
-              const why = full ? `no ${this.what} came free within ${waitMs} ms` : `the request used up its time waiting for ${this.what}`;
-              reject(new OverloadedError(`the server is busy: ${why}; retry shortly`, 2));
-            }, waitMs);
+      const untilDeadline = scope ? Math.max(0, scope.deadline - Date.now()) : Number.POSITIVE_INFINITY;
+      const loadWaitMs = full ? this.limits.waitMs : Number.POSITIVE_INFINITY;
+      const waitMs = Math.min(untilDeadline, loadWaitMs);
+      const timer = Number.isFinite(waitMs)
+        ? setTimeout(() => {
+            this.dropWaiter(key, waiter);
+            if (untilDeadline <= loadWaitMs) reject(requestTimedOut());
+            else reject(new OverloadedError(`the server is busy: no ${this.what} came free within ${waitMs} ms; retry shortly`, 2));
+          }, waitMs)
+        : null;
       const waiter: Waiter = {
         grant: () => {
           if (timer) clearTimeout(timer);

@@ -26,22 +26,28 @@ export class RequestTimeoutError extends Error {
   }
 }
 
-const scopes = new AsyncLocalStorage<RequestScope & { budgetMs: number | null }>();
+/** The scope, and the wall time it was opened with (for messages). */
+const scopes = new AsyncLocalStorage<{ scope: RequestScope; budgetMs: number | null }>();
 
 /** Runs `work`, and everything it starts, as `caller`'s until `deadline`. */
 export function inRequestScope<T>(scope: RequestScope, work: () => T): T {
-  return scopes.run({ ...scope, budgetMs: Number.isFinite(scope.deadline) ? Math.max(0, scope.deadline - Date.now()) : null }, work);
+  return scopes.run({ scope, budgetMs: Number.isFinite(scope.deadline) ? Math.max(0, scope.deadline - Date.now()) : null }, work);
 }
 
 /** The scope of the work running now; undefined for work no request started (ingest jobs, workers, the CLI). */
 export function currentRequestScope(): RequestScope | undefined {
-  return scopes.getStore();
+  return scopes.getStore()?.scope;
+}
+
+/** The error for the request running now having run past its deadline. */
+export function requestTimedOut(): RequestTimeoutError {
+  return new RequestTimeoutError(scopes.getStore()?.budgetMs ?? null);
 }
 
 /** Throws RequestTimeoutError when the request running now is past its deadline. */
 export function checkRequestDeadline(): void {
-  const scope = scopes.getStore();
-  if (scope && Date.now() > scope.deadline) throw new RequestTimeoutError(scope.budgetMs);
+  const scope = currentRequestScope();
+  if (scope && Date.now() > scope.deadline) throw requestTimedOut();
 }
 
 /**
