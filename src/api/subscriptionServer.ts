@@ -357,7 +357,7 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
     Math.min(1_000, settings.slowSubscriberMs / 4),
   ).unref();
 
-  /** Runs an operation's execution in its request scope, so its Cypher and CPU work are its caller's and stop at its deadline. */
+  /** An operation's request scope: its Cypher and CPU work are its caller's and stop at its deadline. */
   const scopeOf = (args: ExecutionArgs): RequestScope => (args.contextValue as RequestContext).budget!.scope;
 
   const cleanup = useServer<Record<string, unknown>, RequestContext>(
@@ -433,7 +433,9 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
       },
       execute: (args: ExecutionArgs) => inRequestScope(scopeOf(args), () => execute(args)),
       subscribe: async (args: ExecutionArgs) => {
-        const scope = scopeOf(args);
+        // A subscription lives for hours: its stream is its caller's but has no deadline; each
+        // event's fields keep the wall time of one operation (the response budget restarts it).
+        const scope: RequestScope = { caller: scopeOf(args).caller, deadline: Number.POSITIVE_INFINITY };
         const result = await inRequestScope(scope, () => subscribe(args));
         const depth = (): number => Math.max(2, Math.min(READ_AHEAD, Math.floor(READ_AHEAD_IN_ALL / Math.max(1, openOperations()))));
         return Symbol.asyncIterator in result ? readAhead(result as AsyncGenerator<ExecutionResult>, depth, scope) : result;

@@ -2,12 +2,18 @@ import { EventEmitter } from 'node:events';
 import { InvalidInputError } from '../domain/errors.js';
 import type { ChangeEventRecord } from '../domain/model.js';
 import type { ChangeFilter, ReadRepository } from '../graph/readRepository.js';
+import { FairShares } from '../platform/fairShares.js';
 import { outsideRequestScope } from '../platform/requestScope.js';
 
 /** Events one subscriber reads from the store at a time: all it ever holds in memory. */
 const PAGE = 500;
 /** The latest events, kept once for every subscriber that keeps up, so they need not each read them from the store. */
 const RECENT = 2 * PAGE;
+/**
+ * Subscribers reading pages of older changes from the store at once, in all; others wait their
+ * turn (callers in turn). So a replay's memory is bounded however many subscribe with afterSeq: 0.
+ */
+const REPLAYS_AT_ONCE = { total: 16, perCaller: 4 };
 
 /**
  * Changes this subscriber was given were withdrawn: the snapshot that wrote them was rolled back
@@ -56,6 +62,7 @@ export class ChangeFeed {
   private stopped = false;
   /** Aborted once stop() has finished: it ends every subscription. */
   private readonly stopping = new AbortController();
+  private readonly replays = new FairShares({ ...REPLAYS_AT_ONCE, waitMs: Number.POSITIVE_INFINITY }, 'change replays');
 
   constructor(
     private readonly repository: ReadRepository,
@@ -160,13 +167,20 @@ export class ChangeFeed {
           wake = undefined;
           continue;
         }
-        const { events, through } = this.recentAfter(cursor, subscription) ?? (await this.stored(cursor, known, subscription));
-        for (const event of events) {
-          if (signal.aborted) return;
-          yield event;
-          cursor = event.seq;
+        const recent = this.recentAfter(cursor, subscription);
+        // A page read from the store is held until it is handed out; only so many are held at once.
+        const release = recent ? null : await this.replays.hold();
+        try {
+          const { events, through } = recent ?? (await this.stored(cursor, known, subscription));
+          for (const event of events) {
+            if (signal.aborted) return;
+            yield event;
+            cursor = event.seq;
+          }
+          cursor = through;
+        } finally {
+          release?.();
         }
-        cursor = through;
       }
     } finally {
       this.emitter.off('advance', onAdvance);

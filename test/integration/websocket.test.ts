@@ -255,4 +255,18 @@ describe('WebSocket connections', () => {
     assert.deepEqual(outcome, { code: UNAUTHORIZED_CLOSE_CODE, reason: 'Unauthorized: token expired' });
     assert.ok(Date.now() >= expiresAt * 1000 - 50, 'not before the expiry');
   });
+
+  it('keeps a subscription past the wall time of one operation: each event gets its own', async () => {
+    const server = await serve({}, { limits: { requestBudgetMs: 300 } });
+    const peer = await connect(server, { Authorization: `Bearer ${reader}` });
+    await until(() => peer.messages.some((message) => message.type === 'connection_ack'), 5_000);
+    peer.socket.send(JSON.stringify({ id: 's', type: 'subscribe', payload: { query: 'subscription { changes { seq article { title } } }' } }));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await runtime.services.ingest.ingest([article('Later', 'It came later.')], { takenAt: day('2024-06-01'), source: 'test' });
+    assert.equal(await until(() => peer.messages.some((message) => message.type === 'next'), 10_000), true, JSON.stringify(peer.messages));
+    const event = peer.messages.find((message) => message.type === 'next')!;
+    assert.equal(event.payload.errors, undefined, JSON.stringify(event.payload.errors));
+    assert.equal(event.payload.data.changes.article.title, 'Later');
+    peer.socket.terminate();
+  });
 });

@@ -235,6 +235,22 @@ describe('fair shares (database sessions, CPU slots)', () => {
     );
   });
 
+  it('holds a unit for work that is not one promise until it is released, once', async () => {
+    const shares = new FairShares({ total: 1, perCaller: 1, waitMs: 60_000 }, 'change replays');
+    const release = await shares.hold();
+    let second = false;
+    const next = shares.hold().then((releaseNext) => {
+      second = true;
+      releaseNext();
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(second, false, 'the second waits while the first is held');
+    release();
+    release();
+    await next;
+    assert.deepEqual(shares.load, { inFlight: 0, waiting: 0 }, 'a second release frees nothing more');
+  });
+
   it('bounds the units one caller may have waiting: more are shed at once, other callers still queue', async () => {
     const shares = new FairShares({ total: 1, perCaller: 1, waitMs: 60_000, queuePerCaller: 2 }, 'CPU slots');
     const log: string[] = [];
