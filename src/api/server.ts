@@ -20,9 +20,12 @@ import { explorerPage } from './explorer.js';
 import type { Logger } from '../platform/logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
 import { startSubscriptionServer, type SubscriptionSettings } from './subscriptionServer.js';
+import { MCP_PATH, mcpRoutes } from './mcp/http.js';
 
 export interface RunningServer {
   url: string;
+  /** The MCP endpoint (Streamable HTTP). */
+  mcpUrl: string;
   port: number;
   close(): Promise<void>;
 }
@@ -196,6 +199,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     } else next();
   });
   app.get('/', (_request, response) => response.redirect(GRAPHQL_PATH));
+  app.use(
+    MCP_PATH,
+    mcpRoutes({ host: runtime, gate, log: options.log, mode: options.mode }, { host: options.host, allowedOrigins: options.allowedOrigins, addressOf }),
+  );
   app.use('/reports', express.static(options.reportsDir, { index: 'index.html', redirect: true }), (_request, response) => {
     response.status(404).type('text').send('No evaluation report yet: run `chronoql eval --report DIR` to make one.\n');
   });
@@ -261,9 +268,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
 
   await listen(httpServer, options.port, options.host);
   const { port } = httpServer.address() as AddressInfo;
-  const url = `http://${options.host === '0.0.0.0' ? 'localhost' : options.host}:${port}${GRAPHQL_PATH}`;
+  const origin = `http://${options.host === '0.0.0.0' ? 'localhost' : options.host}:${port}`;
   return {
-    url,
+    url: `${origin}${GRAPHQL_PATH}`,
+    mcpUrl: `${origin}${MCP_PATH}`,
     port,
     close: async () => {
       draining = true;
