@@ -1,0 +1,46 @@
+/**
+ * MCP over stdio (`chronoql mcp`): the client starts the process and talks JSON-RPC on its stdin
+ * and stdout (logs go to stderr). A stdio client sends no headers, so the process calls with the
+ * configured API key, checked again at every request (a revoked key stops within a second); with
+ * none it is an anonymous client of this machine's network, as a local HTTP client would be.
+ */
+import { randomUUID } from 'node:crypto';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Logger } from '../../platform/logger.js';
+import { anonymousCaller } from '../clientAddress.js';
+import type { ApiHost } from '../context.js';
+import { openGate, type AccessAndBudgets } from '../gate.js';
+import { createMcpServer, prepareCatalog } from './mcpServer.js';
+import type { McpEndpoint } from './operations.js';
+
+export interface StdioSettings extends AccessAndBudgets {
+  mode: McpEndpoint['mode'];
+  /** The API key or token every request is made with. */
+  apiKey: string | null;
+  log: Logger;
+}
+
+/** Serves one MCP client on stdin and stdout until it closes them, or SIGINT or SIGTERM. */
+export async function serveMcpOverStdio(host: ApiHost, settings: StdioSettings): Promise<void> {
+  const gate = await openGate(host, settings);
+  const endpoint: McpEndpoint = { host, gate, log: settings.log, mode: settings.mode };
+  const server = createMcpServer(endpoint, prepareCatalog(endpoint), {
+    credential: settings.apiKey ? `Bearer ${settings.apiKey}` : undefined,
+    address: anonymousCaller('127.0.0.1'),
+    requestId: randomUUID,
+    transport: 'mcp-stdio',
+  });
+  const ended = new Promise<string>((resolve) => {
+    process.stdin.once('end', () => resolve('stdin closed'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  try {
+    await server.connect(new StdioServerTransport());
+    settings.log.info({ credential: settings.apiKey ? 'CHRONOQL_API_KEY' : 'none' }, 'serving MCP on stdio');
+    settings.log.info({ reason: await ended }, 'MCP client gone; shutting down');
+  } finally {
+    await server.close();
+    gate.close();
+  }
+}
