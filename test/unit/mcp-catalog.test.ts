@@ -37,16 +37,17 @@ describe('MCP tool catalog', () => {
 
   it('describes each tool’s result by its selection: nullability, dates, enums and what may be left out', () => {
     const answer = listing('ask').outputSchema.properties.answer;
-    assert.deepEqual(answer.properties.text.type, ['string', 'null']);
+    assert.deepEqual(answer.properties.text.anyOf, [{ type: 'string' }, { type: 'null' }]);
     assert.equal(answer.properties.adopted.type, 'boolean');
     assert.deepEqual(answer.properties.evidence.items.properties.validFrom, { type: 'string', format: 'date-time' });
-    assert.deepEqual(answer.properties.evidence.items.properties.validTo, { type: ['string', 'null'], format: 'date-time' });
-    assert.deepEqual(answer.properties.timeScope.type, ['object', 'null']);
+    assert.deepEqual(answer.properties.evidence.items.properties.validTo.anyOf, [{ type: 'string', format: 'date-time' }, { type: 'null' }]);
+    assert.equal(answer.properties.timeScope.anyOf[0].properties.kind.enum[0], 'AT');
     const fact = listing('fact_as_of').outputSchema.properties.fact;
-    assert.deepEqual(fact.properties.change.anyOf, [{ type: 'string', enum: ['NEW', 'UPDATED', 'REFINED'] }, { type: 'null' }]);
+    assert.deepEqual(fact.anyOf[0].properties.change.anyOf, [{ type: 'string', enum: ['NEW', 'UPDATED', 'REFINED'] }, { type: 'null' }]);
     const article = listing('article_as_of').outputSchema;
     assert.deepEqual(article.required, ['article']);
-    assert.ok(!article.properties.article.required.includes('sentences') && article.properties.article.required.includes('facts'));
+    const { required } = article.properties.article.anyOf[0];
+    assert.ok(!required.includes('sentences') && required.includes('facts'));
     for (const name of catalog.tools.keys()) assert.equal(listing(name).outputSchema.type, 'object', name);
   });
 

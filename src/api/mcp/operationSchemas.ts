@@ -87,8 +87,8 @@ export function variablesSchema(
 /** A field under @include or @skip may be left out of the result. */
 const conditional = (field: FieldNode): boolean => (field.directives ?? []).some((directive) => ['include', 'skip'].includes(directive.name.value));
 
-const nullable = (schema: JsonSchema): JsonSchema =>
-  typeof schema.type === 'string' && !schema.enum ? { ...schema, type: [schema.type, 'null'] } : { anyOf: [schema, { type: 'null' }] };
+/** Nullable as `anyOf` branches of one type each: clients that map tool schemas onto a one-type dialect (Gemini's) refuse a list of types. */
+const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
 
 function outputSchema(type: GraphQLOutputType, field: FieldNode): JsonSchema {
   if (type instanceof GraphQLNonNull) {
