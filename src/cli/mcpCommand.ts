@@ -1,6 +1,6 @@
 /** `chronoql mcp`: ChronoQL's MCP tools and resources over stdio, for an MCP client that starts the command. */
 import type { Command } from 'commander';
-import { openRuntime } from '../app/runtime.js';
+import { openRuntime, type Runtime } from '../app/runtime.js';
 import { serveMcpOverStdio } from '../api/mcp/stdio.js';
 import { cliConfig, cliLog } from './common.js';
 
@@ -13,12 +13,16 @@ export function addMcpCommand(program: Command): void {
     .action(async () => {
       const config = cliConfig();
       const log = cliLog();
-      const runtime = await openRuntime(config, log, { changeFeed: true });
-      runtime.keepIndexesFresh();
+      let runtime: Runtime | undefined;
+      const open = async (): Promise<Runtime> => {
+        runtime = await openRuntime(config, log, { changeFeed: true });
+        runtime.keepIndexesFresh();
+        return runtime;
+      };
       try {
-        await serveMcpOverStdio(runtime, { ...config, log });
+        await serveMcpOverStdio(open, { ...config, log });
       } finally {
-        await runtime.close();
+        await runtime?.close();
       }
     });
 }

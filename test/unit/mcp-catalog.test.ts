@@ -2,12 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { chronoqlSchema } from '../../src/api/schema.js';
 import { prepareCatalog } from '../../src/api/mcp/mcpServer.js';
-import type { McpEndpoint } from '../../src/api/mcp/operations.js';
 import { resourceAddress } from '../../src/api/mcp/resources.js';
 
-/** Preparing the catalog reads only the schema. */
-const endpoint = { gate: { schema: await chronoqlSchema() } } as unknown as McpEndpoint;
-const catalog = prepareCatalog(endpoint);
+const catalog = prepareCatalog(await chronoqlSchema());
 const listing = (name: string) => catalog.tools.get(name)!.listing as unknown as { inputSchema: any; outputSchema: any };
 
 describe('MCP tool catalog', () => {

@@ -32,7 +32,8 @@ function refuse(response: express.Response, status: number, message: string): vo
 }
 
 export function mcpRoutes(endpoint: McpEndpoint, options: McpHttpOptions): express.Router {
-  const catalog = prepareCatalog(endpoint);
+  const catalog = prepareCatalog(endpoint.gate.schema);
+  const ready = Promise.resolve(endpoint);
   const router = express.Router();
   if (LOOPBACK_HOSTS.includes(options.host)) router.use(localhostHostValidation());
   router.use((request, response, next) => {
@@ -41,7 +42,7 @@ export function mcpRoutes(endpoint: McpEndpoint, options: McpHttpOptions): expre
     refuse(response, 403, `Forbidden: the origin ${quoteInput(origin)} may not call ${MCP_PATH}; list it in CHRONOQL_ALLOWED_ORIGINS`);
   });
   router.post('/', async (request, response) => {
-    const server = createMcpServer(endpoint, catalog, {
+    const server = createMcpServer(ready, catalog, {
       credential: request.headers.authorization,
       address: options.addressOf(request),
       requestId: () => String(request.id),

@@ -20,7 +20,7 @@ import {
   type ReadResourceResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { quoteInput } from '../../domain/errors.js';
 import { projectRoot } from '../../platform/paths.js';
 import { badUserInput } from '../errors.js';
@@ -61,10 +61,10 @@ export interface McpCatalog {
   resources: Record<keyof typeof RESOURCE_OPERATIONS, PreparedOperation>;
 }
 
-export function prepareCatalog(endpoint: McpEndpoint): McpCatalog {
+export function prepareCatalog(schema: GraphQLSchema): McpCatalog {
   const tools = TOOLS.map((definition): PreparedTool => {
-    const operation = prepareOperation(endpoint, definition.operation);
-    const inputSchema = variablesSchema(endpoint.gate.schema, operation.definition, definition.arguments, definition.derived?.names);
+    const operation = prepareOperation(schema, definition.operation);
+    const inputSchema = variablesSchema(schema, operation.definition, definition.arguments, definition.derived?.names);
     return {
       definition,
       operation,
@@ -78,7 +78,7 @@ export function prepareCatalog(endpoint: McpEndpoint): McpCatalog {
       },
     };
   });
-  const resource = (source: string) => prepareOperation(endpoint, source);
+  const resource = (source: string) => prepareOperation(schema, source);
   return {
     tools: new Map(tools.map((tool) => [tool.definition.name, tool])),
     resources: {
@@ -155,17 +155,23 @@ function listResources(endpoint: McpEndpoint, catalog: McpCatalog, client: McpCl
   });
 }
 
-/** An MCP server for one client (a stdio process, or one stateless HTTP request). */
-export function createMcpServer(endpoint: McpEndpoint, catalog: McpCatalog, client: McpClient): Server {
+/**
+ * An MCP server for one client (a stdio process, or one stateless HTTP request). It lists its
+ * tools at once; requests that need the store wait for `endpoint` (a stdio process answers its
+ * client's handshake while it still opens the store).
+ */
+export function createMcpServer(endpoint: Promise<McpEndpoint>, catalog: McpCatalog, client: McpClient): Server {
   const server = new Server(
     { name: 'chronoql', title: 'ChronoQL', version: VERSION },
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },
   );
   const listing = [...catalog.tools.values()].map((tool) => tool.listing);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(endpoint, catalog, client, request.params.name, request.params.arguments ?? {}));
-  server.setRequestHandler(ListResourcesRequestSchema, (request) => listResources(endpoint, catalog, client, request.params?.cursor));
+  server.setRequestHandler(CallToolRequestSchema, async (request) =>
+    callTool(await endpoint, catalog, client, request.params.name, request.params.arguments ?? {}),
+  );
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => listResources(await endpoint, catalog, client, request.params?.cursor));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [ARTICLE_TEMPLATE] }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(endpoint, catalog, client, request.params.uri));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(await endpoint, catalog, client, request.params.uri));
   return server;
 }

@@ -15,6 +15,7 @@ import {
   type DocumentNode,
   type GraphQLFormattedError,
   type GraphQLObjectType,
+  type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
 import { inRequestScope, type RequestScope } from '../../platform/requestScope.js';
@@ -54,8 +55,7 @@ export interface PreparedOperation {
   resultSchema: JsonSchema;
 }
 
-export function prepareOperation(endpoint: McpEndpoint, source: string): PreparedOperation {
-  const { schema } = endpoint.gate;
+export function prepareOperation(schema: GraphQLSchema, source: string): PreparedOperation {
   const document = parse(source);
   const problems = validate(schema, document);
   if (problems.length > 0) throw new Error(`an MCP operation does not fit the schema: ${problems.map((problem) => problem.message).join('; ')}`);
