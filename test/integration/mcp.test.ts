@@ -6,7 +6,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { createApiKey, Role } from '../../src/api/auth.js';
 import { startServer, type RunningServer } from '../../src/api/server.js';
 import { loadConfig } from '../../src/app/config.js';
@@ -47,19 +47,24 @@ async function refusal(side: Side, name: string, args: Record<string, unknown>):
   return toldOf(side, name, (await side.client.callTool({ name, arguments: args })) as CallToolResult);
 }
 
-/** The error a tool call was answered with, checked to be in the server's log (a stdio server's stderr may come after its answer). */
+/** The error a tool call was answered with, checked to be in the server's log. */
 async function toldOf(side: Side, name: string, result: CallToolResult): Promise<ToolError> {
   assert.equal(result.isError, true, `${side.name} ${name} did not fail: ${JSON.stringify(result.structuredContent)}`);
   const told = JSON.parse((result.content[0] as { text: string }).text) as ToolError;
   // Every error a client is told about is in the log, with its request id and code.
-  const logged = () =>
-    side
-      .log()
-      .split('\n')
-      .some((line) => line.includes(told.requestId) && line.includes(told.errors[0]!.extensions.code));
-  for (const waitUntil = Date.now() + 5_000; !logged() && Date.now() < waitUntil;) await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.ok(logged(), `${side.name}: no log line for ${told.requestId} (${told.errors[0]!.extensions.code})`);
+  await inLog(
+    side,
+    (line) => line.includes(told.requestId) && line.includes(told.errors[0]!.extensions.code),
+    `${told.requestId} (${told.errors[0]!.extensions.code})`,
+  );
   return told;
+}
+
+/** Waits for a line of the side's server log (a stdio server's stderr may come after its answer). */
+async function inLog(side: Side, matches: (line: string) => boolean, what: string): Promise<void> {
+  const found = () => side.log().split('\n').some(matches);
+  for (const waitUntil = Date.now() + 5_000; !found() && Date.now() < waitUntil;) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(found(), `${side.name}: no log line for ${what}`);
 }
 
 /**
@@ -274,6 +279,16 @@ describe('MCP server over Streamable HTTP and stdio', () => {
     } else {
       await assert.rejects(side.client.callTool({ name: 'fact_as_of', arguments: huge }), /Payload Too Large: Request body must not exceed 1048576 bytes/);
     }
+    // A resource that is not there, and a method the server does not have: JSON-RPC errors, logged too.
+    await assert.rejects(side.client.readResource({ uri: 'chronoql://article/Atlantis' }), (error: McpError) => {
+      assert.equal(error.code, -32002);
+      assert.match(error.message, /no article has the id "Atlantis"/);
+      assert.equal((error.data as ToolError).errors[0]!.extensions.code, 'NOT_FOUND');
+      return true;
+    });
+    await inLog(side, (line) => line.includes('resource chronoql://article/Atlantis') && line.includes('NOT_FOUND'), 'the missing resource');
+    await assert.rejects(side.client.listPrompts(), (error: McpError) => error.code === -32601);
+    await inLog(side, (line) => line.includes('MCP request refused') && line.includes('-32601'), 'the unknown method');
     assert.equal((await call(side, 'fact_as_of', { ...PRIME_MINISTER, asOf: '2024-08-01' })).fact.value, 'Gabriel Attal');
   });
 

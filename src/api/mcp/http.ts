@@ -10,8 +10,8 @@ import { localhostHostValidation } from '@modelcontextprotocol/sdk/server/middle
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
 import { quoteInput } from '../../domain/errors.js';
-import { createMcpServer, prepareCatalog } from './mcpServer.js';
-import type { McpEndpoint } from './operations.js';
+import { connectMcpServer, createMcpServer, prepareCatalog } from './mcpServer.js';
+import type { McpClient, McpEndpoint } from './operations.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -42,19 +42,20 @@ export function mcpRoutes(endpoint: McpEndpoint, options: McpHttpOptions): expre
     refuse(response, 403, `Forbidden: the origin ${quoteInput(origin)} may not call ${MCP_PATH}; list it in CHRONOQL_ALLOWED_ORIGINS`);
   });
   router.post('/', async (request, response) => {
-    const server = createMcpServer(ready, catalog, {
+    const client: McpClient = {
       credential: request.headers.authorization,
       address: options.addressOf(request),
       requestId: () => String(request.id),
       transport: 'mcp-http',
-    });
+    };
+    const server = createMcpServer(ready, catalog, client);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
       maxRequestBodySize: endpoint.gate.limits.maxBodyBytes,
     });
     response.on('close', () => void server.close());
-    await server.connect(transport);
+    await connectMcpServer(server, transport, endpoint.log, client);
     await transport.handleRequest(request, response);
   });
   router.all('/', (_request, response) => {

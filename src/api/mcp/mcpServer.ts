@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
@@ -22,6 +23,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { quoteInput } from '../../domain/errors.js';
+import type { Logger } from '../../platform/logger.js';
 import { projectRoot } from '../../platform/paths.js';
 import { badUserInput } from '../errors.js';
 import { admit, prepareOperation, reportFailure, runOperation, type McpClient, type McpEndpoint, type PreparedOperation } from './operations.js';
@@ -174,4 +176,21 @@ export function createMcpServer(endpoint: Promise<McpEndpoint>, catalog: McpCata
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [ARTICLE_TEMPLATE] }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(await endpoint, catalog, client, request.params.uri));
   return server;
+}
+
+/**
+ * Connects the server to its transport, logging the JSON-RPC errors the SDK answers itself (an
+ * unknown method, malformed parameters) as the rest are: failed tool calls and resource reads
+ * log theirs, with the request id their error carries.
+ */
+export async function connectMcpServer(server: Server, transport: Transport, log: Logger, client: McpClient): Promise<void> {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if ('error' in message && (message.error.data as { requestId?: unknown } | undefined)?.requestId === undefined) {
+      const { code, message: told } = message.error;
+      log.warn({ requestId: client.requestId(), jsonRpcId: message.id, transport: client.transport, code, message: told }, 'MCP request refused');
+    }
+    return send(message, options);
+  };
+  await server.connect(transport);
 }

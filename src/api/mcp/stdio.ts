@@ -13,8 +13,8 @@ import { anonymousCaller } from '../clientAddress.js';
 import type { ApiHost } from '../context.js';
 import { openGate, type AccessAndBudgets, type Gate } from '../gate.js';
 import { chronoqlSchema } from '../schema.js';
-import { createMcpServer, prepareCatalog } from './mcpServer.js';
-import type { McpEndpoint } from './operations.js';
+import { connectMcpServer, createMcpServer, prepareCatalog } from './mcpServer.js';
+import type { McpClient, McpEndpoint } from './operations.js';
 
 export interface StdioSettings extends AccessAndBudgets {
   mode: McpEndpoint['mode'];
@@ -35,19 +35,20 @@ export async function serveMcpOverStdio(openHost: () => Promise<ApiHost>, settin
   });
   // Awaited below; requests made meanwhile wait for it too.
   endpoint.catch(() => {});
-  const server = createMcpServer(endpoint, prepareCatalog(await chronoqlSchema()), {
+  const client: McpClient = {
     credential: settings.apiKey ? `Bearer ${settings.apiKey}` : undefined,
     address: anonymousCaller('127.0.0.1'),
     requestId: randomUUID,
     transport: 'mcp-stdio',
-  });
+  };
+  const server = createMcpServer(endpoint, prepareCatalog(await chronoqlSchema()), client);
   const ended = new Promise<string>((resolve) => {
     process.stdin.once('end', () => resolve('stdin closed'));
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   try {
-    await server.connect(new StdioServerTransport());
+    await connectMcpServer(server, new StdioServerTransport(), settings.log, client);
     await endpoint;
     settings.log.info({ credential: settings.apiKey ? 'CHRONOQL_API_KEY' : 'none' }, 'serving MCP on stdio');
     settings.log.info({ reason: await ended }, 'MCP client gone; shutting down');
