@@ -38,7 +38,7 @@ export interface ServerSettings extends AccessAndBudgets {
   host: string;
   /** `production` turns off introspection and the explorer. */
   mode: 'development' | 'production';
-  /** Browser origins allowed to open the WebSocket; empty: only the server's own. */
+  /** Browser origins allowed to open the WebSocket (besides the server's own) and to call /mcp. */
   allowedOrigins: string[];
   /** The evaluation report shown at /reports (`chronoql eval --report` publishes there). */
   reportsDir: string;
