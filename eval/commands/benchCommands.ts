@@ -131,6 +131,15 @@ export function addBenchCommands(program: Command): void {
       printResult(await runAskBenchmark(options), options.json);
     });
   bench
+    .command('mcp-ask')
+    .description('`ask` p50/p99 through GraphQL, MCP over Streamable HTTP and MCP over stdio (`chronoql mcp`), side by side, on the demo corpus.')
+    .option('--requests <n>', 'timed requests per transport', (v) => Number.parseInt(v, 10), 300)
+    .option('--json', 'print JSON')
+    .action(async (options: { requests: number; json?: boolean }) => {
+      const { runMcpAskBenchmark } = await import('../../bench/mcpAsk.js');
+      printResult(await runMcpAskBenchmark(options), options.json);
+    });
+  bench
     .command('labeling')
     .description('Sentence labeling throughput (exact match vs GrowOVER) on the synthetic corpus and the demo corpus, with the encoder and classifier shares.')
     .option('--articles <n>', 'synthetic articles (20 sentences each)', (v) => Number.parseInt(v, 10), 2000)

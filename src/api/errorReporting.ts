@@ -103,12 +103,16 @@ export function errorFormatter(mode: 'development' | 'production') {
   };
 }
 
+/** What carried an operation: GraphQL over HTTP (Apollo) or WebSocket, or an MCP request over HTTP or stdio. */
+export type Transport = 'http' | 'websocket' | 'mcp-http' | 'mcp-stdio';
+
 /**
  * An error as Apollo hands it to the formatter: an error with no code is unexpected. Over
- * graphql-ws, an error without a code that wraps no GraphQL error comes from a field's own
- * validation and keeps its message; one that wraps another error is unexpected too.
+ * graphql-ws and MCP (graphql-js without Apollo), an error without a code that wraps no GraphQL
+ * error comes from a field's own validation and keeps its message; one that wraps another error
+ * is unexpected too.
  */
-export function asReported(error: GraphQLError, transport: 'http' | 'websocket'): GraphQLFormattedError {
+export function asReported(error: GraphQLError, transport: Transport): GraphQLFormattedError {
   const formatted = error.toJSON();
   if (error.extensions?.code !== undefined) return formatted;
   const unexpected = transport === 'http' || (error.originalError !== undefined && !(error.originalError instanceof GraphQLError));
@@ -123,7 +127,7 @@ export function asReported(error: GraphQLError, transport: 'http' | 'websocket')
 export function logClientErrors(
   log: Logger,
   format: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError,
-  transport: 'http' | 'websocket',
+  transport: Transport,
   errors: readonly GraphQLError[],
   request: { requestId: string | null; operationName: string | null | undefined },
 ): void {

@@ -7,46 +7,38 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDi
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { ApiHost, RequestContext } from './context.js';
-import { chronoqlSchema } from './schema.js';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { pinoHttp } from 'pino-http';
-import { Authenticator, Role, unauthenticated, type AccessSettings, type Principal } from './auth.js';
+import { Role, unauthenticated, type Principal } from './auth.js';
 import { beforeOperationError, errorFormatter, logClientErrors, retryAfterPlugin, sendError } from './errorReporting.js';
-import { QUERY_LIMITS, RequestRateLimiter, SharedRateLedger, queryArmor, type QueryLimits } from './limits.js';
+import { QUERY_LIMITS, queryArmor, type QueryLimits } from './limits.js';
 import { cutOffResponsePlugin, ResponseBudget } from './responseBudget.js';
 import { inRequestScope, type RequestScope } from '../platform/requestScope.js';
-import { RateUsageRepository } from '../graph/rateUsageRepository.js';
-import { chronoqlEstimator, ListSizeStatistics, operationCost } from './queryCost.js';
+import { callerOf, openGate, type AccessAndBudgets } from './gate.js';
 import { anonymousCaller } from './clientAddress.js';
 import { explorerPage } from './explorer.js';
 import type { Logger } from '../platform/logger.js';
 import { Metrics, retrievalProblem } from './metrics.js';
 import { startSubscriptionServer, type SubscriptionSettings } from './subscriptionServer.js';
+import { MCP_PATH, mcpRoutes } from './mcp/http.js';
 
 export interface RunningServer {
   url: string;
+  /** The MCP endpoint (Streamable HTTP). */
+  mcpUrl: string;
   port: number;
   close(): Promise<void>;
 }
 
 const GRAPHQL_PATH = '/graphql';
-/** How often the store's list sizes, which query costs multiply by, are re-read besides after each change. */
-const LIST_SIZES_REFRESH_MS = 5 * 60_000;
-/** How often a server swaps its callers' counts with the other servers of the store (the slack of a shared rate budget). */
-const RATE_SYNC_MS = 1_000;
 
 /** What the HTTP and WebSocket server needs to know (app/config.ts reads it from the environment). */
-export interface ServerSettings {
+export interface ServerSettings extends AccessAndBudgets {
   port: number;
   host: string;
   /** `production` turns off introspection and the explorer. */
   mode: 'development' | 'production';
-  access: AccessSettings;
-  /** GraphQL operations per minute per API key, token subject or (anonymous) client address. */
-  rateLimitPerMinute: number;
-  /** Estimated query cost (queryCost.ts) per minute per caller. */
-  costPerMinute: number;
-  /** Browser origins allowed to open the WebSocket; empty: only the server's own. */
+  /** Browser origins allowed to open the WebSocket (besides the server's own) and to call /mcp. */
   allowedOrigins: string[];
   /** The evaluation report shown at /reports (`chronoql eval --report` publishes there). */
   reportsDir: string;
@@ -68,37 +60,19 @@ function addressOf(request: IncomingMessage): string {
   return anonymousCaller(request.socket.remoteAddress);
 }
 
-/** Whose budget a request spends: the credential's, or an anonymous client's address. */
-export function callerOf(principal: Principal | null, address: string): string {
-  return principal ? `${principal.via}:${principal.subject}` : address;
-}
-
 /**
  * Serves GraphQL over HTTP and graphql-ws subscriptions on the same port and path, the
  * offline explorer, /health and /metrics.
  */
 export async function startServer(runtime: ApiHost, options: ServerOptions): Promise<RunningServer> {
-  const schema = await chronoqlSchema();
-  const limits: QueryLimits = { ...QUERY_LIMITS, ...options.limits };
+  const gate = await openGate(runtime, options);
+  const { schema, limits } = gate;
   const metrics = new Metrics({
     retrieval: () => runtime.services.retrieval.status(),
     neo4jRoundTrips: () => runtime.services.db.queryCount,
     ingest: () => runtime.services.ingest.progress,
   });
-  const authenticator = new Authenticator(runtime.services.db, options.access);
-  const ledger = new SharedRateLedger(randomUUID(), new RateUsageRepository(runtime.services.db.bookkeeping), options.log);
-  ledger.start(RATE_SYNC_MS);
-  const rateLimiter = new RequestRateLimiter(options.rateLimitPerMinute, options.costPerMinute, ledger);
-  const listSizes = new ListSizeStatistics(() => runtime.services.reads.listSizes(), options.log);
-  await listSizes.start(LIST_SIZES_REFRESH_MS);
-  const stopFollowingChanges = runtime.services.changeFeed.onAdvance(() => listSizes.refreshSoon());
-  const estimator = chronoqlEstimator(listSizes.current);
-  // A refused credential spends the client address's budget, so guessing keys is rate limited too.
-  const identify = (credential: unknown, address: string): Promise<Principal | null> =>
-    authenticator.authenticate(credential).catch(async (refusal: unknown) => {
-      await rateLimiter.take(address);
-      throw refusal;
-    });
+  const { identify } = gate;
   const app = express();
   app.disable('x-powered-by');
   // A client that sends its request slowly (or never finishes it) is cut off, so idle sockets cannot pile up.
@@ -115,12 +89,12 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     path: GRAPHQL_PATH,
     schema,
     host: runtime,
-    authenticator,
+    authenticator: gate.authenticator,
     identify: (credential, request) => identify(credential, addressOf(request)),
     addressOf,
     limits,
-    takeRate: (key) => rateLimiter.take(key),
-    admit: (caller, document, request) => rateLimiter.charge(caller, operationCost(schema, document, request, estimator, limits.maxCost)),
+    takeRate: gate.take,
+    admit: gate.admit,
     validationRules,
     formatError,
     metrics,
@@ -150,10 +124,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
       {
         requestDidStart: async () => ({
           // After validation, before anything runs: refuse what costs too much, and spend the caller's budget.
-          didResolveOperation: async ({ document, request, contextValue }) => {
-            const cost = operationCost(schema, document, request, estimator, limits.maxCost);
-            await rateLimiter.charge(contextValue.caller, cost);
-          },
+          didResolveOperation: ({ document, request, contextValue }) => gate.admit(contextValue.caller, document, request),
           // A cut-off operation is told (and logged) as its one error, however many fields failed with it.
           didEncounterErrors: async ({ errors, operationName, contextValue }) =>
             logClientErrors(options.log, formatError, 'http', contextValue.budget?.cutOff ? [contextValue.budget.cutOff] : errors, {
@@ -228,6 +199,10 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     } else next();
   });
   app.get('/', (_request, response) => response.redirect(GRAPHQL_PATH));
+  app.use(
+    MCP_PATH,
+    mcpRoutes({ host: runtime, gate, log: options.log, mode: options.mode }, { host: options.host, allowedOrigins: options.allowedOrigins, addressOf }),
+  );
   app.use('/reports', express.static(options.reportsDir, { index: 'index.html', redirect: true }), (_request, response) => {
     response.status(404).type('text').send('No evaluation report yet: run `chronoql eval --report DIR` to make one.\n');
   });
@@ -240,7 +215,7 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
         throw unauthenticated('this server needs an API key or token for every request (Authorization: Bearer …)');
       response.locals.principal = principal;
       response.locals.caller = callerOf(principal, address);
-      await rateLimiter.take(response.locals.caller);
+      await gate.take(response.locals.caller);
       next();
     } catch (error) {
       // Neo4j unreachable while a key is checked is SERVICE_UNAVAILABLE (503), not a refused credential.
@@ -295,15 +270,14 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
 
   await listen(httpServer, options.port, options.host);
   const { port } = httpServer.address() as AddressInfo;
-  const url = `http://${options.host === '0.0.0.0' ? 'localhost' : options.host}:${port}${GRAPHQL_PATH}`;
+  const origin = `http://${options.host === '0.0.0.0' ? 'localhost' : options.host}:${port}`;
   return {
-    url,
+    url: `${origin}${GRAPHQL_PATH}`,
+    mcpUrl: `${origin}${MCP_PATH}`,
     port,
     close: async () => {
       draining = true;
-      stopFollowingChanges();
-      listSizes.stop();
-      ledger.stop();
+      gate.close();
       metrics.close();
       await apollo.stop();
     },

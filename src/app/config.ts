@@ -69,6 +69,8 @@ export interface Config extends ServerSettings {
    * generator, the OpenAI-compatible generator endpoint, or nobody (`off`: no benchmark is kept).
    */
   benchmark: 'local' | 'openai' | 'off';
+  /** The API key or token `chronoql mcp` calls with, as its stdio client cannot send headers (CHRONOQL_API_KEY); null: anonymous. */
+  apiKey: string | null;
 }
 
 /** A setting the environment got wrong; the message names every variable at fault. */
@@ -195,6 +197,7 @@ const EnvironmentSchema = z.object({
   CHRONOQL_VERIFIER_API_KEY: text,
   CHRONOQL_BENCHMARK: oneOf(['local', 'openai', 'off']),
   CHRONOQL_REPORTS_DIR: text,
+  CHRONOQL_API_KEY: text,
 });
 
 type Settings = z.infer<typeof EnvironmentSchema>;
@@ -272,6 +275,7 @@ export function loadConfig(environment: Environment = process.env): Config {
     benchmark: env.CHRONOQL_BENCHMARK ?? 'local',
     // The report the server shows at /reports.
     reportsDir: resolve(env.CHRONOQL_REPORTS_DIR ?? join(dataDir, 'reports')),
+    apiKey: env.CHRONOQL_API_KEY ?? null,
   };
 }
 

@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { addAdminCommands } from './adminCommands.js';
 import { addBenchmarkCommands } from './benchmarkCommands.js';
 import { fail } from './common.js';
+import { addMcpCommand } from './mcpCommand.js';
 import { addStoreCommands } from './storeCommands.js';
 
 export function createProgram(): Command {
@@ -15,6 +16,7 @@ export function createProgram(): Command {
     .description('ChronoQL: a GraphQL API for knowledge that changes over time, on a temporal Neo4j graph.')
     .showHelpAfterError();
   addStoreCommands(program);
+  addMcpCommand(program);
   addAdminCommands(program);
   addBenchmarkCommands(program);
   return program;

@@ -74,7 +74,7 @@ async function embedNewUnits(runtime: Runtime, takenAt: Date | null = null): Pro
 async function serveUntilStopped(runtime: Runtime, log: Logger): Promise<void> {
   const server = await startServer(runtime, { ...runtime.config, log });
   runtime.keepIndexesFresh();
-  process.stdout.write(`ChronoQL is serving at ${server.url} (explorer: open it in a browser; health: /health)\n`);
+  process.stdout.write(`ChronoQL is serving at ${server.url} (explorer: open it in a browser; health: /health)\nMCP (Streamable HTTP) at ${server.mcpUrl}\n`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       log.info({ signal }, 'shutting down');

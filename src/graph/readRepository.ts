@@ -70,10 +70,20 @@ export interface ChangeFilter {
   kinds?: readonly ChangeKind[] | null;
 }
 
-const changeFilterClause = 'AND ($articleIds IS NULL OR e.articleId IN $articleIds) AND ($kinds IS NULL OR e.kind IN $kinds)';
+/** A filter of the stored changes: also by valid time, the date of each change's snapshot. */
+export interface StoredChangeFilter extends ChangeFilter {
+  /** Only changes dated after this. */
+  since?: Date | null;
+  /** Only changes dated at or before this. */
+  until?: Date | null;
+}
 
-function changeFilterParams(filter: ChangeFilter): { articleIds: readonly string[] | null; kinds: readonly string[] | null } {
-  return { articleIds: filter.articleIds ?? null, kinds: filter.kinds ?? null };
+const changeFilterClause =
+  'AND ($articleIds IS NULL OR e.articleId IN $articleIds) AND ($kinds IS NULL OR e.kind IN $kinds) AND ($since IS NULL OR e.at > $since) AND ($until IS NULL OR e.at <= $until)';
+
+function changeFilterParams(filter: StoredChangeFilter): Record<string, unknown> {
+  const at = (date: Date | null | undefined) => (date ? toNeo4jDateTime(date) : null);
+  return { articleIds: filter.articleIds ?? null, kinds: filter.kinds ?? null, since: at(filter.since), until: at(filter.until) };
 }
 
 /** Every read query of the API. Batch methods take many parent ids and answer in one round trip. */
@@ -255,7 +265,7 @@ export class ReadRepository {
   }
 
   /** Change events with afterSeq < seq <= upToSeq that pass the filter, in order. */
-  async changesBetween(afterSeq: number, upToSeq: number | null, filter: ChangeFilter, limit: number): Promise<ChangeEventRecord[]> {
+  async changesBetween(afterSeq: number, upToSeq: number | null, filter: StoredChangeFilter, limit: number): Promise<ChangeEventRecord[]> {
     const rows = await this.db.run<{ item: Row }>(
       `MATCH (e:ChangeEvent) WHERE e.seq > $afterSeq AND ($upToSeq IS NULL OR e.seq <= $upToSeq) ${changeFilterClause}
        RETURN ${CHANGE_FIELDS} AS item ORDER BY e.seq LIMIT $limit`,
@@ -264,7 +274,7 @@ export class ReadRepository {
     return rows.map((row) => toChangeEvent(row.item));
   }
 
-  async countChanges(filter: ChangeFilter): Promise<number> {
+  async countChanges(filter: StoredChangeFilter): Promise<number> {
     const rows = await this.db.run<{ total: number }>(
       `MATCH (e:ChangeEvent) WHERE true ${changeFilterClause} RETURN count(e) AS total`,
       changeFilterParams(filter),

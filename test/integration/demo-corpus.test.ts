@@ -76,3 +76,23 @@ it('contains every kind of sentence and fact change', async () => {
     assert.ok((connection as { totalCount: number }).totalCount > 0, `no ${kind} change in the demo corpus`);
   }
 });
+
+it('reads the changes dated in a window: after since, up to and including until', async () => {
+  const all = await execute(runtime, `{ changes(first: 500, articleIds: ["France"]) { edges { node { seq at } } } }`);
+  const dated = (all.data.changes.edges as Array<{ node: { seq: number; at: string } }>).map((edge) => edge.node);
+  const window = await execute(
+    runtime,
+    `{ changes(first: 500, articleIds: ["France"], since: "2024-07-01", until: "2024-10-01") { totalCount edges { node { seq at } } } }`,
+  );
+  assert.equal(window.errors, undefined);
+  const expected = dated.filter((node) => node.at > '2024-07-01T00:00:00.000Z' && node.at <= '2024-10-01T00:00:00.000Z');
+  assert.ok(expected.length > 0 && expected.length < dated.length);
+  assert.deepEqual(
+    window.data.changes.edges.map((edge: { node: unknown }) => edge.node),
+    expected,
+  );
+  assert.equal(window.data.changes.totalCount, expected.length);
+  const reversed = await execute(runtime, `{ changes(since: "2024-10-01", until: "2024-07-01") { totalCount } }`);
+  assert.equal(reversed.errors?.[0]?.extensions.code, 'BAD_USER_INPUT');
+  assert.match(reversed.errors![0]!.message, /since \(2024-10-01T00:00:00.000Z\) must be before until/);
+});

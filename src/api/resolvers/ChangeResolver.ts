@@ -6,6 +6,7 @@ import type { RequestContext } from '../context.js';
 import { checkPageSize, decodeSeqCursor } from '../cursors.js';
 import { badUserInput } from '../errors.js';
 import { changeConnection, factNode, sentenceNode } from '../nodes.js';
+import { DateTimeScalar } from '../scalars.js';
 import { Article, ChangeEvent, ChangeEventConnection, Fact, Sentence } from '../types.js';
 
 function checkAfterSeq(afterSeq: number | null): number | null {
@@ -25,12 +26,15 @@ export class ChangeResolver {
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Arg('articleIds', () => [ID], { nullable: true }) articleIds: string[] | null,
     @Arg('kinds', () => [ChangeKind], { nullable: true }) kinds: ChangeKind[] | null,
+    @Arg('since', () => DateTimeScalar, { nullable: true, description: 'Only changes dated (by their snapshot) after this.' }) since: Date | null,
+    @Arg('until', () => DateTimeScalar, { nullable: true, description: 'Only changes dated at or before this.' }) until: Date | null,
   ): Promise<ChangeEventConnection> {
     const limit = checkPageSize(first);
     const resumeAfter = checkAfterSeq(afterSeq ?? null);
     if (resumeAfter !== null) await services.changeFeed.checkResumePoint(resumeAfter);
     const start = Math.max(resumeAfter ?? 0, after == null ? 0 : decodeSeqCursor(after));
-    const filter = { articleIds: articleIds?.map(articleIdOf) ?? null, kinds };
+    if (since && until && since >= until) throw badUserInput(`since (${since.toISOString()}) must be before until (${until.toISOString()})`, 'since');
+    const filter = { articleIds: articleIds?.map(articleIdOf) ?? null, kinds, since, until };
     const [page, totalCount] = await Promise.all([services.reads.changesBetween(start, null, filter, limit + 1), services.reads.countChanges(filter)]);
     return changeConnection(page.slice(0, limit), {
       hasNextPage: page.length > limit,
