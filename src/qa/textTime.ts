@@ -15,8 +15,11 @@ export interface StatedTime {
   end: number;
 }
 
-/** Reads the times a text states (the extraction of text/ bound in by the composition root). */
-export type TimeReader = (text: string) => StatedTime[];
+/**
+ * Reads the times each sentence of a paragraph states, in order; a relative one ("two years
+ * later") is placed from those before it (the extraction of text/, bound in by the composition root).
+ */
+export type TimeReader = (sentences: readonly string[]) => StatedTime[][];
 
 export interface Period {
   from: Date | null;
@@ -73,9 +76,10 @@ export interface Reading {
 /** What a text says about the period: the part of each of its sentences governed by a time that fits, best fit first. */
 export function readingsFor(text: string, period: Period, timesIn: TimeReader, horizon: Date): Reading[] {
   const readings: Reading[] = [];
-  for (const sentence of splitSentences(text)) {
-    const times = timesIn(sentence.text);
-    for (const { time, start, end } of governedSpans(sentence.text, times)) {
+  const sentences = splitSentences(text);
+  const times = timesIn(sentences.map((sentence) => sentence.text));
+  for (const [i, sentence] of sentences.entries()) {
+    for (const { time, start, end } of governedSpans(sentence.text, times[i] ?? [])) {
       const fit = periodFit(period, time, horizon);
       const words = sentence.text.slice(start, end).replace(/^[\s,;:]+|[\s,;:]+$/g, '');
       if (fit > 0 && /[\p{L}\p{N}]/u.test(words)) readings.push({ text: words, time, fit });

@@ -88,7 +88,9 @@ export const readingGenerator: Generator = {
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 /** The times the fakes' texts state: "from 2005 to 2007", "since 5 September 2024", "since 2019", "in 2005". */
-export const fakeTimesIn: TimeReader = (text) => {
+export const fakeTimesIn: TimeReader = (sentences) => sentences.map(timesOfSentence);
+
+function timesOfSentence(text: string): StatedTime[] {
   const times: StatedTime[] = [];
   const at = (match: RegExpMatchArray, from: Date | null, to: Date | null): void => {
     if (!times.some((time) => match.index! < time.end && match.index! + match[0].length > time.start)) {
@@ -102,7 +104,7 @@ export const fakeTimesIn: TimeReader = (text) => {
   for (const m of text.matchAll(/\bsince (\d{4})/g)) at(m, day(`${m[1]}-01-01`), null);
   for (const m of text.matchAll(/\bin (\d{4})/g)) at(m, day(`${m[1]}-01-01`), day(`${Number(m[1]) + 1}-01-01`));
   return times;
-};
+}
 
 /** Ports over `world`; `calls` counts what the stages asked of them. */
 export function fakePorts(
