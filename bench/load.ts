@@ -78,6 +78,14 @@ export async function mixedRequests(): Promise<Array<{ query: string; variables:
   return requests;
 }
 
+/** Sends one request of each kind of the mix, one at a time: the first question loads the models (seconds, once). */
+export async function warmUp(url: string): Promise<void> {
+  for (const request of (await mixedRequests()).slice(0, 10)) {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+    await response.text();
+  }
+}
+
 /** Runs the mix at `connections` for `seconds`, counting GraphQL errors inside 200 answers too. */
 export async function runTraffic(url: string, connections: number, seconds: number): Promise<TrafficResult> {
   let graphqlErrors = 0;
@@ -122,6 +130,13 @@ export async function runSubscriberBurst(options: {
   ingest: () => Promise<unknown>;
 }): Promise<BurstResult> {
   const wsUrl = options.url.replace(/^http/, 'ws');
+  // The credential goes with the upgrade too: the server admits only a few sockets per address that have yet to show one.
+  const authorization = `Bearer ${options.token}`;
+  const withCredential = class extends WebSocket {
+    constructor(address: string, protocols?: string | string[]) {
+      super(address, protocols, { headers: { authorization } });
+    }
+  };
   const clients: Client[] = [];
   const received: number[][] = [];
   let done = 0;
@@ -129,7 +144,12 @@ export async function runSubscriberBurst(options: {
   const finished = new Promise<void>((resolve) => (allDone = resolve));
   const ready: Promise<void>[] = [];
   for (let s = 0; s < options.subscribers; s++) {
-    const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${options.token}` }, retryAttempts: 0 });
+    const client = createClient({
+      url: wsUrl,
+      webSocketImpl: withCredential,
+      connectionParams: { Authorization: `Bearer ${options.token}` },
+      retryAttempts: 0,
+    });
     clients.push(client);
     const seqs: number[] = [];
     received.push(seqs);
@@ -222,6 +242,7 @@ export async function runLoadBenchmark(options: {
       LOG_LEVEL: 'warn',
     });
     const url = server.url;
+    await warmUp(url);
     await runTraffic(url, 4, 5); // warm-up: JIT, caches, connection pools
 
     // The highest concurrency whose p99 stays under 200 ms, with no errors.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { burstArticles, runSubscriberBurst, runTraffic } from '../../bench/load.js';
+import { burstArticles, runSubscriberBurst, runTraffic, warmUp } from '../../bench/load.js';
 import { startServer, type RunningServer } from '../../src/api/server.js';
 import { createApiKey, Role } from '../../src/api/auth.js';
 import { loadConfig } from '../../src/app/config.js';
@@ -22,6 +22,7 @@ describe('load, short', () => {
       host: '127.0.0.1',
       log: createLogger('silent'),
     });
+    await warmUp(server.url);
   });
   after(async () => {
     await server.close();
