@@ -57,9 +57,13 @@ const TOPICS = [
   'population',
 ];
 const PLACES = ['France', 'Germany', 'Poland', 'Italy', 'Spain', 'Boeing', 'Intel', 'Liverpool', 'Starbucks', 'Japan', 'Canada', 'Brazil'];
-/** Issue 30's search body: 17 aliases of batchSearch (HYBRID) with 256 distinct queries each, k 1: cost 47,872 of 50,000. */
+/**
+ * Issue 30's search body: aliases of batchSearch (HYBRID) with 256 distinct queries each, k 1, as
+ * many as the cost limit lets through. The issue's 17 aliases cost 47,872; selecting `id score`
+ * they cost 52,224 on 990c8eb and now alike, and are refused, so 15 (46,080 of 50,000).
+ */
 function searchBody(seed: number): Body {
-  const aliases = Array.from({ length: 17 }, (_, a) => a);
+  const aliases = Array.from({ length: 15 }, (_, a) => a);
   return {
     query: `query(${aliases.map((a) => `$q${a}: [String!]!`).join(', ')}) { ${aliases.map((a) => `a${a}: batchSearch(queries: $q${a}, k: 1) { id score }`).join(' ')} }`,
     variables: Object.fromEntries(
@@ -216,10 +220,14 @@ function latency(outcomes: Outcome[]): Record<string, number> {
 
 type Attacker = (until: number) => Promise<Outcome[]>;
 
-/** The resident memory of a process, from /proc (Linux), in MiB. */
+/** The resident memory of a process, from /proc (Linux), in MiB; NaN (null in the result) once it has died, as 990c8eb's server did. */
 function residentMb(pid: number): number {
-  const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) / 1024;
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return Number(kb) / 1024;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /**
@@ -310,7 +318,7 @@ export async function runUnderAttackBenchmark(options: { seconds: number }): Pro
         answers: floods.attackers,
       },
       searchBodies: {
-        attackers: '3 addresses, anonymous, HTTP: 17 aliases × batchSearch(256 distinct queries, HYBRID, k 1)',
+        attackers: '3 addresses, anonymous, HTTP: 15 aliases × batchSearch(256 distinct queries, HYBRID, k 1)',
         victim: searches.victim,
         answers: searches.attackers,
       },
