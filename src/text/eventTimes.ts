@@ -19,20 +19,11 @@
  * with a preposition before it is a time even inside a name ("at the 1987 general election",
  * "in the 2014 Chess Olympiad"), and so is every decade, season and span of years.
  */
+import type { EventTime } from '../domain/model.js';
 import { partOfYear, TIME_GOVERNOR, utc } from './timeExpressions.js';
 import { findMentions, type Mention } from './timeMentions.js';
 
-export interface EventTime {
-  /** Start (inclusive) at the stated granularity; null when open ("until 2019"). */
-  from: Date | null;
-  /** End (exclusive); null when open ("since 1 June 2024"). */
-  to: Date | null;
-  /** The words read, as written. */
-  text: string;
-  /** Offsets of those words in the sentence. */
-  start: number;
-  end: number;
-}
+export type { EventTime };
 
 /** The last time a paragraph stated, which relative expressions and dates without a year are placed from. */
 interface Anchor {
