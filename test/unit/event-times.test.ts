@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { readEventTimes, readParagraphEventTimes, type EventTime } from '../../src/text/eventTimes.js';
+import { join } from 'node:path';
+import { readEventTimeCases, scoreEventTimes } from '../../eval/eventTimeEvaluation.js';
+import { projectRoot } from '../../src/platform/paths.js';
 import { checkedEventTimes } from '../support/textFuzz.js';
 
 const day = (date: Date | null): string => (date ? date.toISOString().replace(/T.*$/, '') : '');
@@ -99,6 +102,14 @@ describe('event times in text', () => {
     const sentence = 'From 1998 until 1993 she was at the Endla Theatre, and from 1996 until 2001 at the Vanalinnastuudio.';
     const times = checkedEventTimes(sentence);
     assert.deepEqual(shown(times), ['from 1996 until 2001 = 1996-01-01..2002-01-01'], 'a range that ends before it starts is left out');
+  });
+
+  it('finds at least 90 % of the hand-checked intervals, and 90 % of what it finds is right, on the sentences it was not tuned on', async () => {
+    const cases = await readEventTimeCases(join(projectRoot(), 'data', 'eval', 'event-times.jsonl'));
+    const heldOut = cases.filter((row) => row.split !== 'tune');
+    const score = scoreEventTimes(heldOut, 'all');
+    assert.ok(heldOut.length >= 150 && score.expected >= 140, `${heldOut.length} sentences, ${score.expected} intervals`);
+    assert.ok(score.precision >= 0.9 && score.recall >= 0.9, JSON.stringify({ ...score, failures: score.failures.map((failure) => failure.id) }));
   });
 
   it('reads any text without throwing: arbitrary Unicode and strings of time words', { timeout: 60_000 }, () => {
