@@ -298,6 +298,22 @@ export function addEvaluationCommands(program: Command): void {
     });
 
   program
+    .command('eval-event-times')
+    .description(
+      'Precision and recall of event-time extraction on hand-checked sentences (an interval is right when its start and end match to the stated granularity), with the failures.',
+    )
+    .option('--cases <file>', 'hand-checked sentences', join(projectRoot(), 'data', 'eval', 'event-times.jsonl'))
+    .addOption(
+      new Option('--split <part>', 'which sentences: tuned on, reported on, labelled after the extractor was frozen, or all')
+        .choices(['tune', 'report', 'fresh', 'all'])
+        .default('report'),
+    )
+    .option('--json', 'print JSON')
+    .action(async (options: { cases: string; split: 'tune' | 'report' | 'fresh' | 'all'; json?: boolean }) => {
+      const { readEventTimeCases, scoreEventTimes } = await import('../eventTimeEvaluation.js');
+      printResult(scoreEventTimes(await readEventTimeCases(options.cases), options.split), options.json);
+    });
+  program
     .command('eval-labeling')
     .description(
       'Precision, recall, F1 and confusion of the exact-match and GrowOVER sentence labelers on labeled sentence pairs, and the false-change filter on labeled fact pairs; or, with --controlled-edits, on controlled edits of the SQuAD paragraphs (eval/controlledEdits.ts).',

@@ -82,6 +82,36 @@ export class Article {
   recordedAt!: Date;
 }
 
+@ObjectType({
+  description:
+    'A time a text states about when something held (event time), read when the version was written: [from, to) at the granularity the text states ("in 2005" is all of 2005). Beside validFrom (when a snapshot said it) and recordedAt (when ChronoQL recorded it).',
+})
+export class EventTime {
+  @Field(() => DateTimeScalar, { nullable: true, description: 'Start (inclusive); null when open ("until 2019").' })
+  from!: Date | null;
+
+  @Field(() => DateTimeScalar, { nullable: true, description: 'End (exclusive); null when open ("since 1 June 2024", "2019–present").' })
+  to!: Date | null;
+
+  @Field(() => String, { description: 'The words it was read from, as written.' })
+  text!: string;
+
+  @Field(() => Int, { description: "Where those words start in the version's text (0 for a fact's term, read from other attributes)." })
+  start!: number;
+
+  @Field(() => Int, { description: 'Where they end.' })
+  end!: number;
+}
+
+@InputType({ description: 'A period of event time, [from, to); a missing bound is open.' })
+export class PeriodInput {
+  @Field(() => DateTimeScalar, { nullable: true })
+  from?: Date | null;
+
+  @Field(() => DateTimeScalar, { nullable: true })
+  to?: Date | null;
+}
+
 @ObjectType({ description: 'One version of a sentence, valid from one snapshot until it was changed or deleted.' })
 export class Sentence {
   @Field(() => ID)
@@ -104,6 +134,9 @@ export class Sentence {
 
   @Field(() => Boolean, { description: 'Whether a paragraph starts with this sentence.' })
   startsParagraph!: boolean;
+
+  @Field(() => [EventTime], { description: 'The times the sentence states, read with the sentences of its paragraph before it ("two years later").' })
+  eventTimes!: EventTime[];
 
   @Field(() => Int, {
     nullable: true,
@@ -147,6 +180,12 @@ export class Fact {
 
   @Field(() => [String], { description: 'For an updated list value, the members it lost.' })
   removedMembers!: string[];
+
+  @Field(() => [EventTime], {
+    description:
+      'When the value held, as the infobox says: read from the value ("since 2019", "(2004–2009)") or, for an office, from its term_start and term_end.',
+  })
+  eventTimes!: EventTime[];
 
   @Field(() => DateTimeScalar)
   validFrom!: Date;
@@ -294,6 +333,9 @@ export class SearchHit {
 
   @Field(() => DateTimeScalar, { nullable: true })
   validTo!: Date | null;
+
+  @Field(() => [EventTime], { description: 'The times its text states, at their offsets in `text`.' })
+  eventTimes!: EventTime[];
 
   @Field(() => Int, { description: '1-based rank in this result list.' })
   rank!: number;

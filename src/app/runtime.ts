@@ -17,6 +17,7 @@ import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabel
 import { AskService } from '../qa/askService.js';
 import { CertaintyGate, DEFAULT_GATE_PATH } from '../qa/certaintyGate.js';
 import type { AnsweringPorts } from '../qa/ports.js';
+import { readParagraphEventTimes } from '../text/eventTimes.js';
 import { AnsweringFacts } from '../graph/answeringFacts.js';
 import { SpanReader } from '../qa/reader/spanReader.js';
 import { DiskSpace } from '../platform/diskSpace.js';
@@ -150,6 +151,7 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
       encoder: reader,
       generators: new GeneratorRegistry(reader, config.generator),
       gate,
+      timesIn: readParagraphEventTimes,
     };
     answering = new AskService(askOptions);
     // CHRONOQL_LABEL_ENCODER=none keeps exact-match labeling, for a store that must not fetch a model.

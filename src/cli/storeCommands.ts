@@ -1,4 +1,4 @@
-/** Running ChronoQL and filling its store: serve, demo, ingest, reembed, migrate. */
+/** Running ChronoQL and filling its store: serve, demo, ingest, reembed, event-times, migrate. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -9,6 +9,7 @@ import { parseDateInput } from '../domain/time.js';
 import { ApiKeyRepository } from '../graph/apiKeyRepository.js';
 import { migrate } from '../graph/migrator.js';
 import { demoSnapshots } from '../ingest/demoCorpus.js';
+import { backfillEventTimes } from '../ingest/eventTimeBackfill.js';
 import type { IngestReport } from '../ingest/ingestService.js';
 import { readSnapshotFile } from '../ingest/snapshotReader.js';
 import type { Logger } from '../platform/logger.js';
@@ -153,6 +154,18 @@ export function addStoreCommands(program: Command): void {
     .command('reembed')
     .description('Switch the store to the configured embedder (CHRONOQL_EMBEDDER) and re-embed every passage and sentence with it.')
     .action(() => withRuntime((runtime) => embedNewUnits(runtime), { replaceStoreEmbedder: true }));
+
+  program
+    .command('event-times')
+    .description(
+      'Read and store the event times (when what the text states held) of versions ingested before ChronoQL read them; an interrupted run goes on where it stopped, and a second run finds nothing to do.',
+    )
+    .action(() =>
+      withRuntime(async (runtime) => {
+        const report = await withProgress('versions', (update) => backfillEventTimes(runtime.services.db, update));
+        process.stdout.write(`event times: read for ${report.versions} versions of ${report.articles} articles\n`);
+      }),
+    );
 
   program
     .command('migrate')

@@ -81,6 +81,20 @@ export interface ArticleRecord {
   recordedAt: Date;
 }
 
+/**
+ * A time a version's text states about when something held (event time), as read when the version
+ * was written: a half-open interval at the granularity the text states, a null bound open
+ * ("since 2019" has no end), with the words it was read from and their offsets in the version's
+ * text. Beside valid time (when a snapshot said it) and transaction time (when ChronoQL recorded it).
+ */
+export interface EventTime {
+  from: Date | null;
+  to: Date | null;
+  text: string;
+  start: number;
+  end: number;
+}
+
 export interface SentenceRecord {
   id: string;
   articleId: string;
@@ -91,6 +105,8 @@ export interface SentenceRecord {
   origin: SentenceLabel | null;
   /** For a NEW sentence, false when GrowOVER's rules left its label uncertain; null otherwise. */
   confident: boolean | null;
+  /** The times its text states; empty for a version written before event times were read, until `chronoql event-times` reads them. */
+  eventTimes: EventTime[];
   validFrom: Date;
   validTo: Date | null;
   recordedAt: Date;
@@ -105,6 +121,8 @@ export interface FactRecord {
   /** For an updated list value, the members it gained and lost. */
   addedMembers: string[];
   removedMembers: string[];
+  /** When the value held, from the value itself ("Real Madrid (2004–2009)") or its term's start and end attributes. */
+  eventTimes: EventTime[];
   validFrom: Date;
   validTo: Date | null;
   recordedAt: Date;

@@ -2,7 +2,7 @@
  * The shape of what one snapshot writes for one article: ingest plans it (ingest/articlePlan.ts),
  * storage writes it in one transaction (graph/ingestRepository.ts).
  */
-import type { ChangeKind, FactChangeKind, SentenceRecord } from './model.js';
+import type { ChangeKind, EventTime, FactChangeKind, SentenceRecord } from './model.js';
 
 /** A sentence version valid in the article's previous snapshot, in document order. */
 export interface PreviousSentence {
@@ -34,6 +34,7 @@ export interface NewPassageVersion {
   id: string;
   articleId: string;
   text: string;
+  eventTimes: EventTime[];
 }
 
 /** A sentence version to create; valid and transaction time are set when it is written. */
@@ -49,6 +50,7 @@ export interface NewFactVersion {
   /** For an updated list value, its members added and removed. */
   addedMembers: string[];
   removedMembers: string[];
+  eventTimes: EventTime[];
 }
 
 export interface PlannedChange {

@@ -17,6 +17,8 @@
  * is the one policy every such search follows.
  */
 import { InvalidInputError, quoteInput } from './errors.js';
+import type { EventTime } from './model.js';
+
 export interface ValidInterval {
   validFrom: Date;
   validTo: Date | null;
@@ -30,6 +32,22 @@ export function isValidAt(interval: ValidInterval, asOf: Date): boolean {
 /** The current version: nothing has replaced it yet. */
 export function isCurrentVersion(interval: Pick<ValidInterval, 'validTo'>): boolean {
   return interval.validTo === null;
+}
+
+/** A period of event time asked about ("during"): half-open, a null bound open. */
+export interface Period {
+  from: Date | null;
+  to: Date | null;
+}
+
+/**
+ * Whether a version's text speaks of a period: one of its event times overlaps it, open bounds
+ * reaching to the beginning or the end of time. In Cypher: graph/eventTimeProperties.ts.
+ */
+export function speaksOf(times: readonly EventTime[], period: Period): boolean {
+  return times.some(
+    (time) => (time.from === null || period.to === null || time.from < period.to) && (time.to === null || period.from === null || time.to > period.from),
+  );
 }
 
 /** A point in the native index's time: whole minutes since 1970-01-01T00:00Z, an int32. */

@@ -2,10 +2,11 @@ import { int, type CypherRunner } from './database.js';
 import type { ArticleRecord, ChangeEventRecord, ChangeKind, FactRecord, SentenceLabel, SentenceRecord } from '../domain/model.js';
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
 import { validAtCypher } from './validity.js';
+import { EVENT_TIME_FIELDS, eventTimesOf } from './eventTimeProperties.js';
 
 const ARTICLE_FIELDS = 'a {.id, .title, .validFrom, .validTo, .recordedAt}';
-const SENTENCE_FIELDS = 's {.id, .articleId, .text, .orderKey, .startsParagraph, .origin, .confident, .validFrom, .validTo, .recordedAt}';
-export const FACT_FIELDS = 'f {.id, .subject, .attribute, .value, .change, .addedMembers, .removedMembers, .validFrom, .validTo, .recordedAt}';
+const SENTENCE_FIELDS = `s {.id, .articleId, .text, .orderKey, .startsParagraph, .origin, .confident, .validFrom, .validTo, .recordedAt, ${EVENT_TIME_FIELDS}}`;
+export const FACT_FIELDS = `f {.id, .subject, .attribute, .value, .change, .addedMembers, .removedMembers, .validFrom, .validTo, .recordedAt, ${EVENT_TIME_FIELDS}}`;
 const CHANGE_FIELDS = 'e {.seq, .kind, .snapshotId, .articleId, .at, .recordedAt, .sentenceId, .previousSentenceId, .factId, .previousFactId}';
 
 type Row = Record<string, unknown>;
@@ -29,6 +30,7 @@ export function toSentence(row: Row): SentenceRecord {
     startsParagraph: Boolean(row.startsParagraph),
     origin: (row.origin as SentenceLabel | null) ?? null,
     confident: (row.confident as boolean | null) ?? null,
+    eventTimes: eventTimesOf(row),
     validFrom: requireDate(row.validFrom),
     validTo: fromNeo4jDateTime(row.validTo),
     recordedAt: requireDate(row.recordedAt),
@@ -44,6 +46,7 @@ export function toFact(row: Row): FactRecord {
     change: (row.change as FactRecord['change']) ?? null,
     addedMembers: (row.addedMembers as string[] | null) ?? [],
     removedMembers: (row.removedMembers as string[] | null) ?? [],
+    eventTimes: eventTimesOf(row),
     validFrom: requireDate(row.validFrom),
     validTo: fromNeo4jDateTime(row.validTo),
     recordedAt: requireDate(row.recordedAt),

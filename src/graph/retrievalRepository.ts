@@ -2,6 +2,8 @@ import { int, type CypherRunner } from './database.js';
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
 import { deepenUntilEnoughValid } from '../domain/time.js';
 import { currentVersionCypher, knownAsOfCypher, validAtCypher } from './validity.js';
+import type { EventTime } from '../domain/model.js';
+import { EVENT_TIME_FIELDS, eventTimesOf } from './eventTimeProperties.js';
 
 /** The node kinds that are retrieval units, each with its own vector index and row counter. */
 export type UnitLabel = 'Passage' | 'Sentence';
@@ -37,6 +39,8 @@ export interface UnitRecord {
   text: string;
   validFrom: Date;
   validTo: Date | null;
+  /** The times its text states (event time), at their offsets in `text`. */
+  eventTimes: EventTime[];
 }
 
 /** A unit version found by a search, with the score its retriever gave it. */
@@ -46,8 +50,8 @@ export interface ScoredUnit extends UnitRecord {
   searchText?: string;
 }
 
-const FIELDS = '.id, .rowId, .articleId, .text, .validFrom, .validTo';
-const UNIT_FIELDS = `u {${FIELDS}}`;
+const FIELDS = `.id, .rowId, .articleId, .text, .validFrom, .validTo, ${EVENT_TIME_FIELDS}`;
+export const UNIT_FIELDS = `u {${FIELDS}}`;
 const SCORED_UNIT_FIELDS = `u {${FIELDS}, score: score}`;
 const LEXICAL_HIT_FIELDS = `u {${FIELDS}, .searchText, score: score}`;
 
@@ -59,7 +63,7 @@ function toLexicalHit(row: Record<string, unknown>): ScoredUnit {
   return { ...toScoredUnit(row), searchText: row.searchText as string };
 }
 
-function toUnit(row: Record<string, unknown>): UnitRecord {
+export function toUnit(row: Record<string, unknown>): UnitRecord {
   return {
     id: row.id as string,
     rowId: (row.rowId as number | null) ?? null,
@@ -67,6 +71,7 @@ function toUnit(row: Record<string, unknown>): UnitRecord {
     text: row.text as string,
     validFrom: requireDate(row.validFrom),
     validTo: fromNeo4jDateTime(row.validTo),
+    eventTimes: eventTimesOf(row),
   };
 }
 

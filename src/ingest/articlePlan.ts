@@ -1,9 +1,10 @@
 import { generateNKeysBetween } from 'fractional-indexing';
-import { ChangeKind, FactChangeKind, SentenceLabel } from '../domain/model.js';
+import { ChangeKind, FactChangeKind, SentenceLabel, type EventTime } from '../domain/model.js';
 import type { ArticlePlan, ArticleState, PlannedChange } from '../domain/plan.js';
+import { ArticleEventTimes, factEventTimes } from './eventTimePlan.js';
 import { attributeKey, diffFacts } from './factDiff.js';
 import type { SentenceLabeler } from './sentenceLabeler.js';
-import { chunkPassages } from './passages.js';
+import { chunkPassages, type PassageChunk } from './passages.js';
 import { splitSentences } from './sentenceSplitter.js';
 import type { ArticleInput } from './snapshotReader.js';
 
@@ -58,7 +59,8 @@ async function planSentences(
 ): Promise<void> {
   const current = splitSentences(article.text);
   plan.sentenceCount = current.length;
-  planPassages(state, chunkPassages(current), article.id, snapshotId, plan);
+  const eventTimes = new ArticleEventTimes(current);
+  planPassages(state, chunkPassages(current), article.id, snapshotId, plan, eventTimes);
   const { alignments, deletedIds } = await labeler.label(state.sentences, current);
   const keyOf = new Map(state.sentences.map((sentence) => [sentence.id, sentence.orderKey]));
   const orderKeys = assignOrderKeys(alignments.map((a) => (a.kind === 'KEPT' ? keyOf.get(a.previousId)! : null)));
@@ -81,6 +83,7 @@ async function planSentences(
       startsParagraph: current[index]!.startsParagraph,
       origin,
       confident: alignment.kind === 'NEW' && state.exists ? (alignment.confident ?? true) : null,
+      eventTimes: eventTimes.ofSentence(index),
     });
     if (alignment.kind === 'NEW') {
       if (state.exists) change(ChangeKind.SENTENCE_NEW, { sentenceId: id });
@@ -102,12 +105,19 @@ async function planSentences(
 }
 
 /** A passage whose text is still in the article keeps its node (and embedding); the rest are replaced. */
-function planPassages(state: ArticleState, texts: string[], articleId: string, snapshotId: string, plan: ArticlePlan): void {
+function planPassages(
+  state: ArticleState,
+  chunks: PassageChunk[],
+  articleId: string,
+  snapshotId: string,
+  plan: ArticlePlan,
+  eventTimes: ArticleEventTimes,
+): void {
   const openByText = new Map<string, string[]>();
   for (const passage of state.passages) openByText.set(passage.text, [...(openByText.get(passage.text) ?? []), passage.id]);
-  texts.forEach((text, index) => {
-    if (openByText.get(text)?.shift() !== undefined) return;
-    plan.createPassages.push({ id: `${articleId}#p#${snapshotId}#${index}`, articleId, text });
+  chunks.forEach((chunk, index) => {
+    if (openByText.get(chunk.text)?.shift() !== undefined) return;
+    plan.createPassages.push({ id: `${articleId}#p#${snapshotId}#${index}`, articleId, text: chunk.text, eventTimes: eventTimes.ofPassage(chunk) });
   });
   for (const ids of openByText.values()) plan.closePassageIds.push(...ids);
 }
@@ -137,6 +147,7 @@ export function assignOrderKeys(keptKeys: ReadonlyArray<string | null>): string[
 }
 
 function planFacts(state: ArticleState, article: ArticleInput, snapshotId: string, plan: ArticlePlan, change: RecordChange): void {
+  let eventTimes: Map<string, EventTime[]> | undefined;
   for (const factChange of diffFacts(state.facts, article.infobox)) {
     if (factChange.kind === 'REMOVED') {
       plan.closeFactIds.push(factChange.previous.id);
@@ -161,6 +172,7 @@ function planFacts(state: ArticleState, article: ArticleInput, snapshotId: strin
       change: kind,
       addedMembers: factChange.kind === 'UPDATED' ? factChange.addedMembers : [],
       removedMembers: factChange.kind === 'UPDATED' ? factChange.removedMembers : [],
+      eventTimes: (eventTimes ??= factEventTimes(article.infobox)).get(key) ?? [],
     });
     if (factChange.kind === 'NEW') {
       if (state.exists) change(ChangeKind.FACT_NEW, { factId: id });

@@ -4,6 +4,22 @@ import type { SplitSentence } from './sentenceSplitter.js';
 export const PASSAGE_MAX_CHARS = 1500;
 export const PASSAGE_OVERLAP_CHARS = 10;
 
+/** Where one passage's text comes from: a sentence, or a window of one, at an offset of the passage. */
+export interface PassagePiece {
+  /** The sentence's position in the article version. */
+  sentence: number;
+  /** Where the piece starts in the passage's text. */
+  offset: number;
+  /** The part of the sentence it holds: [from, to) of the sentence's text. */
+  from: number;
+  to: number;
+}
+
+export interface PassageChunk {
+  text: string;
+  pieces: PassagePiece[];
+}
+
 /**
  * Cuts an article version into passages. Passages never cross a paragraph boundary, and
  * within a paragraph consecutive sentences are packed while they fit in `maxChars`; only a
@@ -11,28 +27,30 @@ export const PASSAGE_OVERLAP_CHARS = 10;
  * edit therefore changes only the passages of its own paragraph, and the others keep their
  * node (and their embedding) from one snapshot to the next.
  */
-export function chunkPassages(sentences: readonly SplitSentence[], maxChars = PASSAGE_MAX_CHARS, overlapChars = PASSAGE_OVERLAP_CHARS): string[] {
-  const passages: string[] = [];
-  let current = '';
+export function chunkPassages(sentences: readonly SplitSentence[], maxChars = PASSAGE_MAX_CHARS, overlapChars = PASSAGE_OVERLAP_CHARS): PassageChunk[] {
+  const passages: PassageChunk[] = [];
+  let current: PassageChunk = { text: '', pieces: [] };
   const flush = (): void => {
-    if (current !== '') passages.push(current);
-    current = '';
+    if (current.text !== '') passages.push(current);
+    current = { text: '', pieces: [] };
   };
-  for (const sentence of sentences) {
+  sentences.forEach((sentence, index) => {
+    const length = sentence.text.length;
     if (sentence.startsParagraph) flush();
-    if (sentence.text.length > maxChars) {
+    if (length > maxChars) {
       flush();
       for (let start = 0; ; start += maxChars - overlapChars) {
-        passages.push(sentence.text.slice(start, start + maxChars));
-        if (start + maxChars >= sentence.text.length) break;
+        const end = Math.min(start + maxChars, length);
+        passages.push({ text: sentence.text.slice(start, end), pieces: [{ sentence: index, offset: 0, from: start, to: end }] });
+        if (start + maxChars >= length) break;
       }
-    } else if (current !== '' && current.length + 1 + sentence.text.length > maxChars) {
-      flush();
-      current = sentence.text;
-    } else {
-      current = current === '' ? sentence.text : `${current} ${sentence.text}`;
+      return;
     }
-  }
+    if (current.text !== '' && current.text.length + 1 + length > maxChars) flush();
+    const offset = current.text === '' ? 0 : current.text.length + 1;
+    current.text = current.text === '' ? sentence.text : `${current.text} ${sentence.text}`;
+    current.pieces.push({ sentence: index, offset, from: 0, to: length });
+  });
   flush();
   return passages;
 }

@@ -9,15 +9,44 @@ import type { AskedQuestion } from './planning.js';
 import type { Gate } from './ports.js';
 import { mergeScopedAnswers } from './scopedAnswers.js';
 import { isoDay } from '../domain/time.js';
+import { contentTerms } from '../text/language.js';
+import { normalizeAnswer } from '../text/normalize.js';
 import { DecisionAction, EvidenceKind, type AnswerResult, type ScopedAnswer, type StageTimings } from './types.js';
 
 /** Why the best guess is not adopted. */
-function abstention(chosen: GatedCandidate, gate: Gate | null, strangers: readonly string[]): string {
+function abstention(chosen: GatedCandidate, gate: Gate | null, strangers: readonly string[], unsaid: readonly string[]): string {
   if (strangers.length > 0)
     return `not adopted: the store knows nothing about ${strangers.map((name) => `"${name}"`).join(', ')}; "${chosen.answer}" is the best guess`;
+  if (unsaid.length > 0)
+    return `not adopted: the words read ("${chosen.evidence.text}") do not say "${unsaid.join(' ')}"; "${chosen.answer}" is the best guess`;
   if (gate === null) return 'not adopted: no certainty gate is trained (chronoql train-gate)';
   if (chosen.certainty === null) return 'not adopted: the answer comes from the generator alone, which the gate does not score';
   return `not adopted: p(reliable) ${chosen.certainty.reliable.toFixed(2)} is below ${gate.threshold(chosen.evidence).toFixed(2)}, where answers from ${chosen.evidence.kind === EvidenceKind.FACT ? 'facts' : 'text'} are adopted; "${chosen.answer}" is the best guess`;
+}
+
+/**
+ * Whether a reading of the text speaks of the fact the question asks for: when the clock found
+ * that fact ("Manager" of Manchester United), the words read must name its attribute, or a page's
+ * other news of the period ("Omar Berrada became chief executive in July 2024") would answer.
+ */
+function namesAskedAttribute(reading: GatedCandidate, attempts: readonly Attempt[]): boolean {
+  const attribute = attempts.find((attempt) => attempt.plan.factMatch)?.plan.factMatch?.fact.attribute;
+  if (!attribute) return true;
+  const said = contentTerms(reading.evidence.text);
+  return [...contentTerms(attribute)].some((term) => said.has(term));
+}
+
+/**
+ * The words of what the question asks of its subject ("prime minister" of France), when the words
+ * read say none of them: "Emmanuel Macron has been President of France since 2017" fits 2019, but
+ * does not say who was prime minister then. Empty when they say one, or the question asks nothing
+ * beyond naming its subject.
+ */
+function unsaidWords(plan: Attempt['plan'], reading: GatedCandidate): string[] {
+  const naming = contentTerms(plan.subjects.flatMap((subject) => subject.words).join(' '));
+  const asked = plan.query.split(/[^\p{L}\p{N}]+/u).filter((word) => [...contentTerms(word)].some((term) => !naming.has(term) && !/^\d+$/.test(term)));
+  const said = contentTerms(reading.evidence.text);
+  return asked.some((word) => [...contentTerms(word)].some((term) => said.has(term))) ? [] : asked;
 }
 
 /**
@@ -25,13 +54,28 @@ function abstention(chosen: GatedCandidate, gate: Gate | null, strangers: readon
  * text's own dates beat the snapshot clock), else from the snapshot clock's instants, merged.
  */
 export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], fromText: Attempt | null, gate: Gate | null, timings: StageTimings): AnswerResult {
-  if (fromText?.chosen) return answerFrom(asked, fromText, [], gate, timings);
-  if (attempts.length === 0) {
+  const byClock = attempts.length > 0 ? mergedByClock(asked, attempts, gate) : null;
+  if (fromText?.chosen && namesAskedAttribute(fromText.chosen, attempts)) {
+    // The clock's other answers of the period stay beside the text's: what the snapshots said then.
+    const said = normalizeAnswer(fromText.chosen.answer);
+    const others = (byClock?.all ?? []).filter((answer) => normalizeAnswer(answer.text) !== said);
+    return answerFrom(asked, fromText, others, gate, timings, unsaidWords(fromText.plan, fromText.chosen));
+  }
+  if (byClock === null) {
     const note = fromText
       ? `nothing the store knew as of ${isoDay(asked.asOf)} states a time in ${asked.scope?.text ?? 'the asked period'}`
       : asked.instants.note;
     return nothingToAnswer(asked, note ?? 'nothing to answer from', timings);
   }
+  return answerFrom(asked, attempts[byClock.mainAttempt]!, byClock.others, gate, timings);
+}
+
+/** The snapshot clock's answer of a request: its instants' answers merged, the main one and the others with when they held. */
+function mergedByClock(
+  asked: AskedQuestion,
+  attempts: readonly Attempt[],
+  gate: Gate | null,
+): { mainAttempt: number; others: ScopedAnswer[]; all: ScopedAnswer[] } {
   const answers = attempts.map(({ plan, chosen }) => ({
     instant: plan.asOf,
     guess: chosen?.answer || null,
@@ -39,11 +83,13 @@ export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], fro
     certainty: chosen?.certainty ?? null,
     evidence: chosen?.evidence ?? null,
   }));
+  if (attempts.length === 1) return { mainAttempt: 0, others: [], all: [] };
   const end = asked.scope?.to && asked.scope.to < asked.asOf ? asked.scope.to : asked.asOf;
-  const { main, others } = attempts.length > 1 ? mergeScopedAnswers(answers, end, asked.instants.main) : { main: 0, others: [] };
-  return answerFrom(asked, attempts[main]!, others, gate, timings);
+  const { main, others, all } = mergeScopedAnswers(answers, end, asked.instants.main);
+  return { mainAttempt: main, others, all };
 }
 
+/** The answer when nothing was asked or found: no guess, and the cue says why. */
 function nothingToAnswer(asked: AskedQuestion, cue: string, timings: StageTimings): AnswerResult {
   return {
     question: asked.question,
@@ -62,15 +108,23 @@ function nothingToAnswer(asked: AskedQuestion, cue: string, timings: StageTiming
   };
 }
 
-function answerFrom(asked: AskedQuestion, attempt: Attempt, others: ScopedAnswer[], gate: Gate | null, timings: StageTimings): AnswerResult {
+function answerFrom(
+  asked: AskedQuestion,
+  attempt: Attempt,
+  others: ScopedAnswer[],
+  gate: Gate | null,
+  timings: StageTimings,
+  unsaid: readonly string[] = [],
+): AnswerResult {
   const { plan, chosen, candidates, rounds } = attempt;
-  // An answer about something the store has never heard of is not adopted, however sure the gate is.
+  // An answer about something the store has never heard of, or read in words that do not say what
+  // is asked, is not adopted, however sure the gate is.
   const strangers = plan.unheardOf;
-  const adopted = isAdopted(gate, chosen) && strangers.length === 0;
+  const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0;
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));
   const guess = chosen?.answer || null;
   const stated = chosen?.evidence.statedTime ? [`the text states "${chosen.evidence.statedTime.text}" in ${chosen.evidence.articleId}`] : [];
-  const cues = [...(adopted || guess === null ? [] : [abstention(chosen!, gate, strangers)]), ...plan.decision.cues, ...stated];
+  const cues = [...(adopted || guess === null ? [] : [abstention(chosen!, gate, strangers, unsaid)]), ...plan.decision.cues, ...stated];
   return {
     question: asked.question,
     text: adopted ? guess : null,

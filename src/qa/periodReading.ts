@@ -1,7 +1,7 @@
 /**
  * The stage that reads a question's period in the text (event time) rather than at instants of
  * the snapshot clock. Its evidence is every version of the named articles' passages the store
- * knew as of asOf, current or not, with the passages a search finds: the words of each sentence
+ * knew as of asOf, current or not (or, when it names none, the passages a search finds): the words of each sentence
  * governed by a time that fits the period, the best-fitting first. Its answer is the candidate
  * whose words fit the period best, then the one the gate trusts most.
  */
@@ -16,12 +16,17 @@ import { EvidenceKind, type Evidence } from './types.js';
 
 /** Passage versions of the named articles read for a period; a page of a few hundred passages is read whole. */
 const KNOWN_PASSAGES = 400;
-/** Passages a search adds beside them, for a question whose subject is named in other words. */
+/** Passages a search finds instead, for a question whose subject is named in other words. */
 const SEARCHED_PASSAGES = 10;
 /** Readings kept as evidence: at least this many, or k when it is more. */
 const MIN_READINGS = 5;
 /** Candidates whose words fit the period at least this share of the best fit are chosen among by the gate. */
 const NEAR_BEST_FIT = 0.8;
+
+/** Where an open claim ("since 9 January 2024") ends: when the source stopped saying it, or asOf. */
+function horizonOf(validTo: Date | null, asOf: Date): Date {
+  return validTo && validTo < asOf ? validTo : asOf;
+}
 
 interface Found {
   evidence: Evidence;
@@ -32,15 +37,22 @@ interface Found {
 
 /** The readings of the plan's period: its first round of evidence. */
 async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<AnsweringPorts, 'search'>, timesIn: TimeReader): Promise<Evidence[]> {
-  const articleIds = plan.subjects.map((subject) => subject.articleId);
+  // The pages whose whole title the question names, when there are any: "prime minister of France"
+  // names France, and only half of "Prime Minister of the United Kingdom".
+  const whole = plan.subjects.filter((subject) => subject.coverage === 1);
+  const articleIds = (whole.length > 0 ? whole : plan.subjects).map((subject) => subject.articleId);
+  // A question that names its subject is read in that subject's pages only: another page's news of
+  // the period ("Angela Rayner, deputy prime minister since July 2024") does not answer for France.
   const [known, searched] = await Promise.all([
     ports.search.unitsKnownAsOf(SearchUnit.PASSAGE, articleIds, plan.asOf, KNOWN_PASSAGES),
-    ports.search.batchSearch([plan.query], { asOf: plan.asOf, k: SEARCHED_PASSAGES, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE }),
+    articleIds.length > 0
+      ? [[]]
+      : ports.search.batchSearch([plan.query], { asOf: plan.asOf, k: SEARCHED_PASSAGES, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE }),
   ]);
   const units = new Map([...known, ...searched[0]!].map((unit) => [unit.id, unit]));
   const asked = contentTerms(plan.query);
   const found: Found[] = [...units.values()].flatMap((unit) =>
-    readingsFor(unit.text, period, timesIn, plan.asOf).map((reading) => ({
+    readingsFor(unit.text, period, timesIn, horizonOf(unit.validTo, plan.asOf)).map((reading) => ({
       evidence: documentEvidence({
         kind: EvidenceKind.PASSAGE,
         id: unit.id,
@@ -80,7 +92,8 @@ export async function readPeriods(plans: readonly InstantPlan[], ports: Pick<Ans
 /** The candidate of a period's readings to answer with: among those fitting nearly as well as the best, the one the gate trusts most. */
 export function chooseByFit(attempt: Attempt): Attempt {
   const { period, asOf } = attempt.plan;
-  const fitOf = (candidate: GatedCandidate): number => (period && candidate.evidence.statedTime ? periodFit(period, candidate.evidence.statedTime, asOf) : 0);
+  const fitOf = ({ evidence }: GatedCandidate): number =>
+    period && evidence.statedTime ? periodFit(period, evidence.statedTime, horizonOf(evidence.validTo, asOf)) : 0;
   const answered = attempt.candidates.filter((candidate) => candidate.answer !== '');
   const bestFit = Math.max(0, ...answered.map(fitOf));
   let chosen: GatedCandidate | null = null;

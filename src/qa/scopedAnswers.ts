@@ -22,8 +22,15 @@ interface Run extends ScopedAnswer {
   representative: number;
 }
 
-/** Which instant's result is the main answer, and the other answers with when they held. `end` closes the last instant's interval. */
-export function mergeScopedAnswers(answers: readonly InstantAnswer[], end: Date, main: ScopeInstants['main']): { main: number; others: ScopedAnswer[] } {
+/**
+ * Which instant's result is the main answer, and the other answers with when they held (`all`:
+ * every answer given, the main one too). `end` closes the last instant's interval.
+ */
+export function mergeScopedAnswers(
+  answers: readonly InstantAnswer[],
+  end: Date,
+  main: ScopeInstants['main'],
+): { main: number; others: ScopedAnswer[]; all: ScopedAnswer[] } {
   const runs: Run[] = [];
   answers.forEach((answer, i) => {
     const key = normalizeAnswer(answer.guess ?? '');
@@ -48,8 +55,9 @@ export function mergeScopedAnswers(answers: readonly InstantAnswer[], end: Date,
     });
   });
   const answered = runs.filter((run) => run.key !== '');
+  const scoped = (list: Run[]): ScopedAnswer[] => list.map(({ key: _key, representative: _representative, ...run }) => run);
   const pool = answered.some((run) => run.adopted) ? answered.filter((run) => run.adopted) : answered;
-  if (pool.length === 0) return { main: answers.length - 1, others: [] };
+  if (pool.length === 0) return { main: answers.length - 1, others: [], all: [] };
   const held = new Map<string, number>();
   for (const run of pool) held.set(run.key, (held.get(run.key) ?? 0) + run.to.getTime() - run.from.getTime());
   const chosen =
@@ -58,6 +66,5 @@ export function mergeScopedAnswers(answers: readonly InstantAnswer[], end: Date,
       : main === 'last'
         ? pool[pool.length - 1]!
         : pool.reduce((best, run) => (held.get(run.key)! >= held.get(best.key)! ? run : best));
-  const others = answered.filter((run) => run.key !== chosen.key).map(({ key: _key, representative: _representative, ...run }) => run);
-  return { main: chosen.representative, others };
+  return { main: chosen.representative, others: scoped(answered.filter((run) => run.key !== chosen.key)), all: scoped(answered) };
 }

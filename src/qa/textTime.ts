@@ -5,26 +5,16 @@
  * each range governs tells which belongs to 2005–2007.
  */
 import { splitSentences } from '../ingest/sentenceSplitter.js';
+import type { EventTime } from '../domain/model.js';
+import type { Period } from '../domain/time.js';
 
-/** A time a text states, as an interval with open ends where it has them, and where it stands. */
-export interface StatedTime {
-  from: Date | null;
-  to: Date | null;
-  text: string;
-  start: number;
-  end: number;
-}
+export type { Period };
 
 /**
  * Reads the times each sentence of a paragraph states, in order; a relative one ("two years
- * later") is placed from those before it (the extraction of text/, bound in by the composition root).
+ * later") is placed from those before it (text/eventTimes.ts, bound in by the composition root).
  */
-export type TimeReader = (sentences: readonly string[]) => StatedTime[][];
-
-export interface Period {
-  from: Date | null;
-  to: Date | null;
-}
+export type TimeReader = (sentences: readonly string[]) => EventTime[][];
 
 /** Before every time a text might state: the closed form of an open start. */
 const EARLIEST = Date.UTC(-4000, 0, 1);
@@ -52,7 +42,7 @@ export function periodFit(asked: Period, stated: Period, horizon: Date): number 
  * joined X") governs what follows it, up to the next time; one that closes it ("he joined X in
  * 2005") governs what precedes it, back to the time before it.
  */
-export function governedSpans(sentence: string, times: readonly StatedTime[]): Array<{ time: StatedTime; start: number; end: number }> {
+export function governedSpans(sentence: string, times: readonly EventTime[]): Array<{ time: EventTime; start: number; end: number }> {
   const ordered = [...times].sort((a, b) => a.start - b.start);
   return ordered.map((time, i) => {
     const previousEnd = i > 0 ? ordered[i - 1]!.end : 0;
@@ -69,7 +59,7 @@ export interface Reading {
   /** The words a time governs that fits the period: what the reader reads. */
   text: string;
   /** The time, as the text states it. */
-  time: StatedTime;
+  time: EventTime;
   fit: number;
 }
 

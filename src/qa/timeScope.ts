@@ -1,12 +1,12 @@
 /**
  * The time a question asks about, read from its own words: "in July 2024", "in 2023", "between
  * Dec 1933 and Dec 1935", "before 2020", "after the 2022 election year", "as of last year",
- * "two years ago", "currently". chrono-node finds dates, months and relative expressions
- * (relative to the question's asOf); years and decades and the prepositions that make a date a
- * scope ("before", "since", "between … and …") are read here. A year that only names an event
+ * "two years ago", "currently". The times themselves are read as the text of articles is
+ * (text/timeExpressions.ts: relative ones against the question's asOf); what makes a time a scope
+ * ("before", "since", "between … and …") is decided here. A year that only names an event
  * ("the 2022 World Cup") is not a scope: the answer does not depend on when it is asked.
  */
-import * as chrono from 'chrono-node';
+import { RANGE_LINK, statedPeriods, TIME_GOVERNOR as GOVERNOR } from '../text/timeExpressions.js';
 import { earlierCue } from './question.js';
 
 export enum TimeScopeKind {
@@ -36,70 +36,11 @@ export interface TimeScope {
   to: Date | null;
 }
 
-interface Period {
-  from: Date;
-  to: Date;
-  start: number;
-  end: number;
-  /** An instant rather than a period ("now", "two years ago"). */
-  instant: boolean;
-  /** "now", "today": the question's own asOf. */
-  present: boolean;
-}
-
-const utc = (year: number, month = 0, day = 1): Date => new Date(Date.UTC(year, month, day));
 const CURRENT_WORDS = /\b(currently|at present|presently|nowadays|these days|right now|at the moment|as of (now|today)|now|today)\b/i;
-
-/** Years ("2023", "1990s", "the year 2022") and chrono's dates, months and relative expressions, in order. */
-function periods(question: string, asOf: Date): Period[] {
-  const found: Period[] = [];
-  const overlaps = (start: number, end: number): boolean => found.some((p) => start < p.end && end > p.start);
-  for (const result of chrono.parse(question, { instant: asOf, timezone: 'UTC' })) {
-    const known = (component: chrono.Component): boolean => result.start.isCertain(component);
-    const start = result.index;
-    const end = start + result.text.length;
-    const present = /^(now|today|right now)$/i.test(result.text.trim());
-    // A bare weekday or time of day ("Sunday", "at 5") is not a time the question is scoped to.
-    if (!present && !known('year') && !known('month')) continue;
-    const date = result.start.date();
-    const year = date.getUTCFullYear();
-    let period: { from: Date; to: Date; instant: boolean };
-    if (present || /\bago\b/i.test(result.text)) period = { from: date, to: date, instant: true };
-    else if (known('day'))
-      period = { from: utc(year, date.getUTCMonth(), date.getUTCDate()), to: utc(year, date.getUTCMonth(), date.getUTCDate() + 1), instant: false };
-    else if (known('month')) {
-      // "in May" without a year: the last May up to asOf.
-      const shift = !known('year') && utc(year, date.getUTCMonth()) > asOf ? 1 : 0;
-      period = { from: utc(year - shift, date.getUTCMonth()), to: utc(year - shift, date.getUTCMonth() + 1), instant: false };
-    } else period = { from: utc(year), to: utc(year + 1), instant: false };
-    found.push({ ...period, start, end, present });
-  }
-  // Years, decades ("the 1990s") and seasons ("2023–24"), with a part of the year ("late 2024") and a following "… year".
-  const YEARS = /\b(?:(early|mid|late)[\s-]+)?(1[0-9]{3}|20[0-9]{2})(?:(s)\b|[–/-](\d{2}|\d{4})\b)?(?:\s+(?:\w+\s+)?(?:year|season))?(?![\w-])/gi;
-  for (const match of question.matchAll(YEARS)) {
-    const start = match.index!;
-    const end = start + match[0].length;
-    if (overlaps(start, end)) continue;
-    const year = Number(match[2]);
-    const part = match[1]?.toLowerCase();
-    const last = match[4] ? (match[4].length === 2 ? Math.floor(year / 100) * 100 + Number(match[4]) : Number(match[4])) : year;
-    let from = utc(year);
-    let to = match[3] ? utc(year + 10) : utc(Math.max(year, last) + 1);
-    if (part && !match[3] && !match[4])
-      [from, to] = part === 'early' ? [utc(year, 0), utc(year, 4)] : part === 'mid' ? [utc(year, 4), utc(year, 8)] : [utc(year, 8), utc(year + 1)];
-    found.push({ from, to, start, end, instant: false, present: false });
-  }
-  return found.sort((a, b) => a.start - b.start);
-}
-
-/** The words right before a date that make it a scope, with at most "the" and two other words in between ("after the 2022 election year"). */
-const GOVERNOR =
-  /\b(between|from|before|prior to|until|till|up to|by|after|following|since|as of|as at|in|during|throughout|on|at the (?:end|start|beginning) of|by the end of|at|around)\s+(?:the\s+)?(?:(?:year|month)\s+)?$/i;
-const RANGE_LINK = /^\s*(?:and|to|until|till|through|-|–)\s*(?:the\s+)?$/i;
 
 /** The time scope of a question, or null when it names none (it is then asked as of asOf). */
 export function readTimeScope(question: string, asOf: Date): TimeScope | null {
-  const found = periods(question, asOf);
+  const found = statedPeriods(question, asOf);
   for (let i = 0; i < found.length; i++) {
     const period = found[i]!;
     const before = question.slice(Math.max(0, period.start - 40), period.start);

@@ -1,5 +1,7 @@
 import { outsideRequestScope } from '../platform/requestScope.js';
 import { join } from 'node:path';
+import { deepenUntilEnoughValid, speaksOf } from '../domain/time.js';
+import { MAX_K } from '../native/index.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Database } from '../graph/database.js';
 import { RetrievalRepository, type UnitRecord } from '../graph/retrievalRepository.js';
@@ -238,10 +240,26 @@ export class RetrievalService {
     return (await this.batchSearch([query], options))[0]!;
   }
 
-  /** Many queries at once, by the mode's retriever; every hit is valid at asOf to the instant. */
+  /**
+   * Many queries at once, by the mode's retriever; every hit is valid at asOf to the instant and,
+   * with `during`, speaks of that period.
+   */
   async batchSearch(rawQueries: readonly string[], options: SearchOptions): Promise<SearchHit[][]> {
     const queries = rawQueries.map((text, q) => ({ text: queryTerms(text), vector: options.queryVectors?.[q] ?? null }));
-    const lists = await this.retrievers[options.mode].search(queries, { asOf: options.asOf, k: options.k, unit: options.unit });
+    const retriever = this.retrievers[options.mode];
+    const where = { asOf: options.asOf, unit: options.unit };
+    const during = options.during ?? null;
+    if (!during) return (await retriever.search(queries, { ...where, k: options.k })).map((list) => toSearchHits(list, options.unit, options.k));
+    // No index ranks by event time: it is checked on the ranked units, deepened as valid time is where an index knows none.
+    const lists = await Promise.all(
+      queries.map((query) =>
+        deepenUntilEnoughValid(options.k, { first: options.k * 4, limit: MAX_K }, async (candidates) => {
+          const [ranked] = await retriever.search([query], { ...where, k: candidates });
+          const ranking = ranked!.ranking.filter((unit) => speaksOf(unit.eventTimes, during));
+          return { result: { ...ranked, ranking }, valid: ranking.length, scanned: ranked!.ranking.length };
+        }),
+      ),
+    );
     return lists.map((list) => toSearchHits(list, options.unit, options.k));
   }
 

@@ -3,6 +3,7 @@
  * look (a unit kind, an instant, how many), each query's units valid at that instant, best first.
  * The native dense index, Neo4j's vector index and Lucene implement it; fusion composes two of them.
  */
+import type { Period } from '../domain/time.js';
 import type { ScoredUnit, UnitLabel, UnitRecord } from '../graph/retrievalRepository.js';
 
 export enum SearchMode {
@@ -24,6 +25,8 @@ export interface SearchOptions {
   k: number;
   mode: SearchMode;
   unit: SearchUnit;
+  /** Keep only units whose text speaks of this period (event time); null or absent: any. */
+  during?: Period | null;
   /**
    * The queries' vectors where the caller already has them from this store's embedder (the
    * reader encodes each question with the same model): one encoder pass per question, not two.

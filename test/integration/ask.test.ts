@@ -105,9 +105,25 @@ describe('ask on the demo corpus', () => {
       [['Gabriel Attal', '2024-07-01']],
     );
     const tooEarly = await execute(runtime, ASK, { q: 'Who was the prime minister of France in 2019?', asOf: '2025-01-15', mode: 'ADAPTIVE' });
+    // The text is read for 2019 too (event time), never "nothing is known then"; what it states then is not trusted.
     assert.equal(tooEarly.data.ask.text, null);
-    assert.equal(tooEarly.data.ask.guess, null);
-    assert.match(tooEarly.data.ask.decision.cues[0], /before the first snapshot/);
+    assert.equal(tooEarly.data.ask.adopted, false);
+    assert.match(tooEarly.data.ask.decision.cues[0], /^not adopted|^nothing the store knew as of 2025-01-15 states a time in 2019/);
+  });
+
+  it('answers from the date the text states before the snapshot clock: Barnier from 5 September 2024, Attal in August', async () => {
+    for (const asOf of ['2024-10-01', '2025-01-15']) {
+      const september = await execute(runtime, ASK, { q: 'Who was the prime minister of France on 10 September 2024?', asOf, mode: 'ADAPTIVE' });
+      assert.equal(september.errors, undefined);
+      assert.equal(september.data.ask.guess, 'Michel Barnier', `as of ${asOf}`);
+      assert.ok(
+        september.data.ask.decision.cues.some((cue: string) => /the text states ".*5 September 2024" in France/.test(cue)),
+        `as of ${asOf}`,
+      );
+      assert.ok(september.data.ask.evidence[0].text.includes('Michel Barnier'));
+      const august = await execute(runtime, ASK, { q: 'Who was the prime minister of France in August 2024?', asOf, mode: 'ADAPTIVE' });
+      assert.equal(august.data.ask.guess, 'Gabriel Attal', `as of ${asOf}`);
+    }
   });
 
   it('NEVER answers from the knowledge cutoff: what a stale generator says, never adopted', async () => {

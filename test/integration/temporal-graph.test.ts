@@ -7,6 +7,9 @@ import { countNodes } from '../../src/graph/maintenance.js';
 import { IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
 import { readSnapshotFile } from '../../src/ingest/snapshotReader.js';
 import type { Runtime } from '../../src/app/runtime.js';
+import { EventTimeRepository } from '../../src/graph/eventTimeRepository.js';
+import { backfillEventTimes } from '../../src/ingest/eventTimeBackfill.js';
+import { SearchMode, SearchUnit } from '../../src/retrieval/retriever.js';
 import { article, day, execute, openTestRuntime, resetKnowledge } from '../support/runtime.js';
 
 const FRANCE_2024_07 = article(
@@ -22,6 +25,19 @@ const FRANCE_2024_10 = article(
 const EVEREST = article('Mount Everest', 'Mount Everest is the highest mountain above sea level. It lies in the Himalayas.', {
   Elevation: '8,849 m',
 });
+
+const MILLS = article(
+  'Gary Mills',
+  [
+    'Gary Mills (born 11 November 1961) is an English football manager and former player.',
+    'He managed Alfreton Town of the Conference North from 2005 to 2007. Two years later he joined Tamworth.',
+    'Mills was appointed manager of York City in October 2011 and left in 2013.',
+  ].join('\n\n'),
+  { 'Current team': 'Wrexham', office: 'Manager of York City', term_start: 'October 2011', term_end: '2013', Clubs: 'Alfreton Town (2005–2007)' },
+);
+const TIMES = '{ from to text start end }';
+const times = (list: Array<{ from: string | null; to: string | null; text: string }>): string[] =>
+  list.map((time) => `${time.text} = ${time.from?.slice(0, 10) ?? ''}..${time.to?.slice(0, 10) ?? ''}`);
 
 describe('temporal knowledge graph', () => {
   let runtime: Runtime;
@@ -290,5 +306,124 @@ describe('temporal knowledge graph', () => {
     runtime.services.changeFeed.poke();
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(runtime.services.db.queryCount, before);
+  });
+
+  describe('event time: what the text says about when things held', () => {
+    async function ingestEventTimeArticles(): Promise<void> {
+      await runtime.services.ingest.ingest([MILLS, FRANCE_2024_10], { takenAt: day('2024-10-01'), source: 'test' });
+    }
+
+    async function stored(): Promise<unknown> {
+      const { data, errors } = await execute(
+        runtime,
+        `{ article(id: "Gary Mills") {
+            sentences(asOf: "2024-10-02") { text eventTimes ${TIMES} }
+            facts(asOf: "2024-10-02") { attribute eventTimes ${TIMES} }
+          }
+          passages: search(query: "Gary Mills manager", asOf: "2024-10-02", mode: LEXICAL, k: 10) { text eventTimes ${TIMES} } }`,
+      );
+      assert.equal(errors, undefined);
+      return data;
+    }
+
+    it('stores what each sentence, passage and fact states, and shows it', async () => {
+      await ingestEventTimeArticles();
+      const data = (await stored()) as any;
+      const sentence = (start: string) => times(data.article.sentences.find((s: { text: string }) => s.text.startsWith(start)).eventTimes);
+      assert.deepEqual(sentence('Gary Mills'), ['11 November 1961 = 1961-11-11..1961-11-12']);
+      assert.deepEqual(sentence('He managed'), ['from 2005 to 2007 = 2005-01-01..2008-01-01']);
+      assert.deepEqual(sentence('Two years'), ['Two years later = 2009-01-01..2010-01-01'], 'placed from the sentence before it');
+      assert.deepEqual(sentence('Mills was'), ['in October 2011 = 2011-10-01..2011-11-01', 'in 2013 = 2013-01-01..2014-01-01']);
+      const fact = (attribute: string) => times(data.article.facts.find((f: { attribute: string }) => f.attribute === attribute).eventTimes);
+      assert.deepEqual(fact('office'), ['term_start: October 2011, term_end: 2013 = 2011-10-01..2014-01-01']);
+      assert.deepEqual(fact('Clubs'), ['2005–2007 = 2005-01-01..2008-01-01']);
+      assert.deepEqual(fact('Current team'), []);
+      const passage = data.passages.find((p: { text: string }) => p.text.startsWith('He managed'));
+      assert.deepEqual(times(passage.eventTimes), ['from 2005 to 2007 = 2005-01-01..2008-01-01', 'Two years later = 2009-01-01..2010-01-01']);
+      for (const time of passage.eventTimes) assert.equal(passage.text.slice(time.start, time.end), time.text);
+    });
+
+    it('searches only the units whose text speaks of the period, in every mode, beside asOf', async () => {
+      await ingestEventTimeArticles();
+      await runtime.services.retrieval.catchUp();
+      for (const mode of [SearchMode.LEXICAL, SearchMode.DENSE, SearchMode.HYBRID]) {
+        const hits = await runtime.services.retrieval.search('Which club did Gary Mills manage?', {
+          asOf: day('2024-10-02'),
+          k: 5,
+          mode,
+          unit: SearchUnit.PASSAGE,
+          during: { from: day('2006-01-01'), to: day('2007-01-01') },
+        });
+        assert.deepEqual(
+          hits.map((hit) => hit.text.slice(0, 10)),
+          ['He managed'],
+          mode,
+        );
+      }
+      const barnier = await runtime.services.retrieval.search('prime minister', {
+        asOf: day('2024-10-02'),
+        k: 5,
+        mode: SearchMode.LEXICAL,
+        unit: SearchUnit.SENTENCE,
+        during: { from: day('2025-01-01'), to: null },
+      });
+      assert.deepEqual(
+        barnier.map((hit) => hit.text),
+        ['Michel Barnier has been prime minister since 5 September 2024.'],
+        'an open interval reaches any later period',
+      );
+      const { data, errors } = await execute(
+        runtime,
+        `{ none: search(query: "Gary Mills", mode: LEXICAL, asOf: "2024-10-02", during: {to: "1950-01-01"}) { id }
+           batch: batchSearch(queries: ["Gary Mills", "York City"], mode: LEXICAL, asOf: "2024-10-02", during: {from: "2013-06-01", to: "2013-07-01"}) { text } }`,
+      );
+      assert.equal(errors, undefined);
+      assert.deepEqual(data.none, []);
+      assert.deepEqual(data.batch, [[{ text: MILLS.text.split('\n\n')[2] }], [{ text: MILLS.text.split('\n\n')[2] }]]);
+      const refused = await execute(runtime, `{ a: search(query: "x", during: {}) { id } }`);
+      assert.match(refused.errors?.[0]?.message ?? '', /during: give from, to or both/);
+      const reversed = await execute(runtime, `{ a: search(query: "x", during: {from: "2020-01-01", to: "2019-01-01"}) { id } }`);
+      assert.match(reversed.errors?.[0]?.message ?? '', /from must be before to/);
+    });
+
+    it("finds an article's versions that speak of a period, as known at asOf", async () => {
+      await ingestEventTimeArticles();
+      const repository = new EventTimeRepository(runtime.services.db);
+      const period = { from: day('2006-01-01'), to: day('2007-01-01') };
+      const sentences = await repository.unitsSpeakingOf('Sentence', ['Gary Mills'], period, day('2024-10-02'));
+      assert.deepEqual(
+        sentences.map((unit) => unit.text),
+        ['He managed Alfreton Town of the Conference North from 2005 to 2007.'],
+      );
+      assert.deepEqual(await repository.unitsSpeakingOf('Sentence', ['Gary Mills'], period, day('2024-09-30')), [], 'nothing known before the snapshot');
+      const storeWide = await repository.unitsSpeakingOf('Passage', null, { from: day('2024-09-10'), to: day('2024-09-11') }, day('2024-10-02'));
+      assert.deepEqual(
+        storeWide.map((unit) => unit.articleId),
+        ['France'],
+      );
+      const facts = await repository.factsSpeakingOf(['Gary Mills'], { from: day('2012-01-01'), to: null }, day('2024-10-02'));
+      assert.deepEqual(
+        facts.map((fact) => fact.attribute),
+        ['office', 'term_end'],
+      );
+    });
+
+    it('reads the versions of an older store once, and a second run or a re-run ingest changes nothing', async () => {
+      await ingestEventTimeArticles();
+      const before = await stored();
+      // A store written before event times were read: no event-time properties, and migration 012's label.
+      await runtime.services.db.run(
+        `MATCH (v) WHERE v:Sentence OR v:Passage OR v:Fact
+         REMOVE v.eventTimeFrom, v.eventTimeTo, v.eventTimeText, v.eventTimeStart, v.eventTimeEnd, v.eventFrom, v.eventTo
+         SET v:PendingEventTimes`,
+      );
+      const first = await backfillEventTimes(runtime.services.db);
+      assert.deepEqual(first, { articles: 2, versions: 23 });
+      assert.deepEqual(await stored(), before);
+      assert.deepEqual(await backfillEventTimes(runtime.services.db), { articles: 0, versions: 0 });
+      const again = await runtime.services.ingest.ingest([MILLS, FRANCE_2024_10], { takenAt: day('2024-10-01'), source: 'test' });
+      assert.equal(again.alreadyIngested, true);
+      assert.deepEqual(await stored(), before);
+    });
   });
 });

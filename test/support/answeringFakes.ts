@@ -15,7 +15,8 @@ import type { ReRetrievalRequest } from '../../src/retrieval/denseRetriever.js';
 import { SearchUnit, type SearchHit, type SearchOptions } from '../../src/retrieval/retriever.js';
 import type { Generation, GenerationInput, Generator } from '../../src/qa/generators/types.js';
 import type { AnsweringPorts, Gate } from '../../src/qa/ports.js';
-import type { StatedTime, TimeReader } from '../../src/qa/textTime.js';
+import type { EventTime } from '../../src/domain/model.js';
+import type { TimeReader } from '../../src/qa/textTime.js';
 import type { QuestionAnalysis } from '../../src/qa/question.js';
 import { EvidenceKind, type Certainty, type Evidence } from '../../src/qa/types.js';
 import { contentTerms } from '../../src/text/language.js';
@@ -90,8 +91,8 @@ const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 
 /** The times the fakes' texts state: "from 2005 to 2007", "since 5 September 2024", "since 2019", "in 2005". */
 export const fakeTimesIn: TimeReader = (sentences) => sentences.map(timesOfSentence);
 
-function timesOfSentence(text: string): StatedTime[] {
-  const times: StatedTime[] = [];
+function timesOfSentence(text: string): EventTime[] {
+  const times: EventTime[] = [];
   const at = (match: RegExpMatchArray, from: Date | null, to: Date | null): void => {
     if (!times.some((time) => match.index! < time.end && match.index! + match[0].length > time.start)) {
       times.push({ from, to, text: match[0], start: match.index!, end: match.index! + match[0].length });
@@ -136,6 +137,7 @@ export function fakePorts(
       validFrom: day(fact.from),
       validTo: fact.to ? day(fact.to) : null,
       recordedAt: day(fact.from),
+      eventTimes: [],
     })),
   );
   const passages: UnitRecord[] = world.articles.flatMap((article) =>
@@ -146,6 +148,7 @@ export function fakePorts(
       text: passage.text,
       validFrom: day(passage.from),
       validTo: passage.to ? day(passage.to) : null,
+      eventTimes: [],
     })),
   );
   passages.forEach((passage, row) => (passage.rowId = row));

@@ -7,6 +7,7 @@ import { questionFeatures, readerPassage, WORD_FEATURES, wordFeatures } from '..
 import { SubjectIndex } from '../../src/qa/subjects.js';
 import { readTimeScope } from '../../src/qa/timeScope.js';
 import { annotate, candidateSpans } from '../../src/text/annotation.js';
+import { readEventTimes, type EventTime } from '../../src/text/eventTimes.js';
 
 const random = seededRandom(7);
 const SUBJECTS = new SubjectIndex(
@@ -38,4 +39,17 @@ export function readEverything(question: string, text: string): void {
   const scores = (): Float32Array => Float32Array.from(passage.words, () => random() * 20 - 10);
   const span = bestSpan(passage, scores(), scores());
   if (span) assert.ok(span.text !== '' && span.probability >= 0 && span.probability <= 1, `span "${span.text}" of "${text}"`);
+}
+
+/** A sentence's event times, checked: words and offsets that match the sentence, a bound at least, and never an empty or reversed interval. */
+export function checkedEventTimes(sentence: string): EventTime[] {
+  const times = readEventTimes(sentence);
+  for (const time of times) {
+    assert.ok(0 <= time.start && time.start < time.end && time.end <= sentence.length, `offsets ${time.start}..${time.end} outside "${sentence}"`);
+    assert.equal(time.text, sentence.slice(time.start, time.end));
+    assert.ok(time.from !== null || time.to !== null, `"${time.text}" of "${sentence}" has neither bound`);
+    for (const bound of [time.from, time.to]) assert.ok(bound === null || Number.isFinite(bound.getTime()), `"${time.text}": invalid date`);
+    if (time.from && time.to) assert.ok(time.from < time.to, `"${time.text}" of "${sentence}" ends before it starts`);
+  }
+  return times;
 }

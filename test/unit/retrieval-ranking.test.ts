@@ -10,20 +10,33 @@ describe('passage chunking', () => {
 
   it('packs sentences up to the limit and never crosses a paragraph', () => {
     const passages = chunkPassages(sentences(['aaaa.', 'bbbb.', 'cccc.', 'dddd.'], [0, 3]), 12, 2);
-    assert.deepEqual(passages, ['aaaa. bbbb.', 'cccc.', 'dddd.']);
+    assert.deepEqual(
+      passages.map((p) => p.text),
+      ['aaaa. bbbb.', 'cccc.', 'dddd.'],
+    );
+    assert.deepEqual(passages[0]!.pieces, [
+      { sentence: 0, offset: 0, from: 0, to: 5 },
+      { sentence: 1, offset: 6, from: 0, to: 5 },
+    ]);
   });
 
   it('cuts an over-long sentence into overlapping windows', () => {
     const passages = chunkPassages(sentences(['0123456789abcdefghij']), 8, 2);
-    assert.deepEqual(passages, ['01234567', '6789abcd', 'cdefghij']);
-    assert.ok(passages.every((p) => p.length <= 8));
+    assert.deepEqual(
+      passages.map((p) => p.text),
+      ['01234567', '6789abcd', 'cdefghij'],
+    );
+    assert.deepEqual(
+      passages.map((p) => p.pieces),
+      [[{ sentence: 0, offset: 0, from: 0, to: 8 }], [{ sentence: 0, offset: 0, from: 6, to: 14 }], [{ sentence: 0, offset: 0, from: 12, to: 20 }]],
+    );
   });
 
   it('keeps the passages of untouched paragraphs when another paragraph changes', () => {
     const before = chunkPassages(sentences(['One.', 'Two.', 'Three.', 'Four.'], [0, 2]));
     const after = chunkPassages(sentences(['One changed.', 'Two.', 'Three.', 'Four.'], [0, 2]));
-    assert.equal(before[1], after[1]);
-    assert.notEqual(before[0], after[0]);
+    assert.equal(before[1]!.text, after[1]!.text);
+    assert.notEqual(before[0]!.text, after[0]!.text);
   });
 
   it('judges a lexical match on the stems of the query words that are not stop words', () => {

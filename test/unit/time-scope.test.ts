@@ -30,6 +30,7 @@ describe('time expressions in questions', () => {
     assert.deepEqual(scope('Who led in the 1990s?'), { kind: 'DURING', text: 'in the 1990s', from: '1990-01-01', to: '2000-01-01' });
     assert.deepEqual(scope('Who coached in the 2023–24 season?'), { kind: 'DURING', text: 'in the 2023–24 season', from: '2023-01-01', to: '2025-01-01' });
     assert.deepEqual(scope('Who was prime minister in late 2024?'), { kind: 'DURING', text: 'in late 2024', from: '2024-09-01', to: '2025-01-01' });
+    assert.deepEqual(scope('Who coached in the 1999–00 season?'), { kind: 'DURING', text: 'in the 1999–00 season', from: '1999-01-01', to: '2001-01-01' });
   });
 
   it('reads TimeQA-style ranges: between … and …, from … to …', () => {

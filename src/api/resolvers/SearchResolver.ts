@@ -4,7 +4,8 @@ import { SearchMode, SearchUnit } from '../../retrieval/retriever.js';
 import type { RequestContext } from '../context.js';
 import { badUserInput } from '../errors.js';
 import { DateTimeScalar } from '../scalars.js';
-import { Article, SearchHit } from '../types.js';
+import type { Period } from '../../domain/time.js';
+import { Article, PeriodInput, SearchHit } from '../types.js';
 
 const MAX_K = 100;
 const MAX_QUERIES = 256;
@@ -13,6 +14,19 @@ function checkK(k: number): number {
   if (!Number.isInteger(k) || k < 1 || k > MAX_K) throw badUserInput(`k must be between 1 and ${MAX_K}, got ${k}`, 'k');
   return k;
 }
+
+function checkPeriod(during: PeriodInput | null): Period | null {
+  if (!during) return null;
+  const period = { from: during.from ?? null, to: during.to ?? null };
+  if (period.from === null && period.to === null) throw badUserInput('during: give from, to or both', 'during');
+  if (period.from && period.to && period.from >= period.to) throw badUserInput('during: from must be before to', 'during');
+  return period;
+}
+
+const DURING = {
+  nullable: true,
+  description: 'Keep only passages or sentences whose text speaks of a time overlapping this period (event time), beside asOf.',
+} as const;
 
 @Resolver(() => SearchHit)
 export class SearchResolver {
@@ -24,8 +38,9 @@ export class SearchResolver {
     @Arg('k', () => Int, { defaultValue: 10 }) k: number,
     @Arg('mode', () => SearchMode, { defaultValue: SearchMode.HYBRID }) mode: SearchMode,
     @Arg('unit', () => SearchUnit, { defaultValue: SearchUnit.PASSAGE }) unit: SearchUnit,
+    @Arg('during', () => PeriodInput, DURING) during: PeriodInput | null,
   ): Promise<SearchHit[]> {
-    return services.retrieval.search(query, { asOf: asOf ?? now, k: checkK(k), mode, unit });
+    return services.retrieval.search(query, { asOf: asOf ?? now, k: checkK(k), mode, unit, during: checkPeriod(during) });
   }
 
   @Query(() => [[SearchHit]], { description: 'Many searches in one call (the dense side is one batched native search).' })
@@ -36,9 +51,10 @@ export class SearchResolver {
     @Arg('k', () => Int, { defaultValue: 10 }) k: number,
     @Arg('mode', () => SearchMode, { defaultValue: SearchMode.HYBRID }) mode: SearchMode,
     @Arg('unit', () => SearchUnit, { defaultValue: SearchUnit.PASSAGE }) unit: SearchUnit,
+    @Arg('during', () => PeriodInput, DURING) during: PeriodInput | null,
   ): Promise<SearchHit[][]> {
     if (queries.length > MAX_QUERIES) throw badUserInput(`at most ${MAX_QUERIES} queries, got ${queries.length}`, 'queries');
-    return services.retrieval.batchSearch(queries, { asOf: asOf ?? now, k: checkK(k), mode, unit });
+    return services.retrieval.batchSearch(queries, { asOf: asOf ?? now, k: checkK(k), mode, unit, during: checkPeriod(during) });
   }
 
   @FieldResolver(() => Article, { nullable: true })
