@@ -29,24 +29,25 @@ function abstention(chosen: GatedCandidate, gate: Gate | null, strangers: readon
  * that fact ("Manager" of Manchester United), the words read must name its attribute, or a page's
  * other news of the period ("Omar Berrada became chief executive in July 2024") would answer.
  */
-function namesAskedAttribute(reading: GatedCandidate, attempts: readonly Attempt[]): boolean {
+function namesAskedAttribute(said: ReadonlySet<string>, attempts: readonly Attempt[]): boolean {
   const attribute = attempts.find((attempt) => attempt.plan.factMatch)?.plan.factMatch?.fact.attribute;
   if (!attribute) return true;
-  const said = contentTerms(reading.evidence.text);
   return [...contentTerms(attribute)].some((term) => said.has(term));
 }
 
 /**
  * The words of what the question asks of its subject ("prime minister" of France), when the words
- * read say none of them: "Emmanuel Macron has been President of France since 2017" fits 2019, but
- * does not say who was prime minister then. Empty when they say one, or the question asks nothing
- * beyond naming its subject.
+ * read (`said`, their content terms) say none of them: "Emmanuel Macron has been President of
+ * France since 2017" fits 2019, but does not say who was prime minister then. Empty when they say
+ * one, or the question asks nothing beyond naming its subject.
  */
-function unsaidWords(plan: Attempt['plan'], reading: GatedCandidate): string[] {
+function unsaidWords(plan: Attempt['plan'], said: ReadonlySet<string>): string[] {
   const naming = contentTerms(plan.subjects.flatMap((subject) => subject.words).join(' '));
-  const asked = plan.query.split(/[^\p{L}\p{N}]+/u).filter((word) => [...contentTerms(word)].some((term) => !naming.has(term) && !/^\d+$/.test(term)));
-  const said = contentTerms(reading.evidence.text);
-  return asked.some((word) => [...contentTerms(word)].some((term) => said.has(term))) ? [] : asked;
+  const asked = plan.query
+    .split(/[^\p{L}\p{N}]+/u)
+    .map((word) => ({ word, terms: [...contentTerms(word)].filter((term) => !naming.has(term) && !/^\d+$/.test(term)) }))
+    .filter(({ terms }) => terms.length > 0);
+  return asked.some(({ terms }) => terms.some((term) => said.has(term))) ? [] : asked.map(({ word }) => word);
 }
 
 /**
@@ -55,11 +56,12 @@ function unsaidWords(plan: Attempt['plan'], reading: GatedCandidate): string[] {
  */
 export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], fromText: Attempt | null, gate: Gate | null, timings: StageTimings): AnswerResult {
   const byClock = attempts.length > 0 ? mergedByClock(asked, attempts, gate) : null;
-  if (fromText?.chosen && namesAskedAttribute(fromText.chosen, attempts)) {
+  const read = fromText?.chosen ? contentTerms(fromText.chosen.evidence.text) : null;
+  if (fromText?.chosen && read && namesAskedAttribute(read, attempts)) {
     // The clock's other answers of the period stay beside the text's: what the snapshots said then.
-    const said = normalizeAnswer(fromText.chosen.answer);
-    const others = (byClock?.all ?? []).filter((answer) => normalizeAnswer(answer.text) !== said);
-    return answerFrom(asked, fromText, others, gate, timings, unsaidWords(fromText.plan, fromText.chosen));
+    const answer = normalizeAnswer(fromText.chosen.answer);
+    const others = (byClock?.all ?? []).filter((clock) => normalizeAnswer(clock.text) !== answer);
+    return answerFrom(asked, fromText, others, gate, timings, unsaidWords(fromText.plan, read));
   }
   if (byClock === null) {
     const note = fromText
@@ -76,6 +78,7 @@ function mergedByClock(
   attempts: readonly Attempt[],
   gate: Gate | null,
 ): { mainAttempt: number; others: ScopedAnswer[]; all: ScopedAnswer[] } {
+  if (attempts.length === 1) return { mainAttempt: 0, others: [], all: [] };
   const answers = attempts.map(({ plan, chosen }) => ({
     instant: plan.asOf,
     guess: chosen?.answer || null,
@@ -83,7 +86,6 @@ function mergedByClock(
     certainty: chosen?.certainty ?? null,
     evidence: chosen?.evidence ?? null,
   }));
-  if (attempts.length === 1) return { mainAttempt: 0, others: [], all: [] };
   const end = asked.scope?.to && asked.scope.to < asked.asOf ? asked.scope.to : asked.asOf;
   const { main, others, all } = mergeScopedAnswers(answers, end, asked.instants.main);
   return { mainAttempt: main, others, all };

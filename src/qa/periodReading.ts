@@ -1,8 +1,8 @@
 /**
  * The stage that reads a question's period in the text (event time) rather than at instants of
  * the snapshot clock. Its evidence is every version of the named articles' passages the store
- * knew as of asOf, current or not (or, when it names none, the passages a search finds): the words of each sentence
- * governed by a time that fits the period, the best-fitting first. Its answer is the candidate
+ * knew as of asOf, current or not (or, when it names none, the passages a search finds): the
+ * words of each sentence governed by a time that fits the period, the best-fitting first. Its answer is the candidate
  * whose words fit the period best, then the one the gate trusts most.
  */
 import { contentTerms } from '../text/language.js';
