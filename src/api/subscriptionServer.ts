@@ -115,6 +115,8 @@ interface Connection {
   credentials: Map<string, { credential: unknown; principal: Principal }>;
   /** Whether it has shown a valid credential (in connection_init or with a subscription). */
   authenticated: boolean;
+  /** The check of the credential its connection_init showed, while it runs: the wait for a credential ends with its verdict. */
+  credentialCheck: Promise<unknown> | null;
   /** When its socket last took a message, or had nothing waiting. */
   drainedAt: number;
   timers: NodeJS.Timeout[];
@@ -300,12 +302,17 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
   wsServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
     const address = options.addressOf(request);
     const authenticated = (request as IncomingMessage & { chronoqlAuthenticated?: boolean }).chronoqlAuthenticated === true;
-    const connection: Connection = { request, address, credentials: new Map(), authenticated, drainedAt: Date.now(), timers: [] };
+    const connection: Connection = { request, address, credentials: new Map(), authenticated, credentialCheck: null, drainedAt: Date.now(), timers: [] };
     connections.set(socket, connection);
     // Without a credential in connection_init (the explorer sends it with each subscription), it must subscribe with one soon.
-    const unauthenticatedTimer = setTimeout(() => {
+    const noCredential = (): void => {
       if (!connection.authenticated) drop(socket, UNAUTHORIZED_CLOSE_CODE, 'Unauthorized: no credential; send Authorization: "Bearer …" in connection_init');
-    }, settings.initTimeoutMs);
+    };
+    // A credential still being checked (slowly, while Neo4j is down) decides: "try again later" is not "no credential".
+    const unauthenticatedTimer = setTimeout(
+      () => (connection.credentialCheck ? void connection.credentialCheck.then(noCredential, noCredential) : noCredential()),
+      settings.initTimeoutMs,
+    );
     connection.timers.push(unauthenticatedTimer.unref());
     socket.once('close', () => {
       for (const timer of connection.timers) clearTimeout(timer);
@@ -367,9 +374,11 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
       onConnect: async (context) => {
         const credential = subscriptionCredential(context.connectionParams);
         if (credential === undefined) return true;
+        const connection = connections.get(context.extra.socket);
+        const check = options.identify(credential, context.extra.request);
+        if (connection) connection.credentialCheck = check;
         try {
-          if (!(await options.identify(credential, context.extra.request))) return true;
-          const connection = connections.get(context.extra.socket);
+          if (!(await check)) return true;
           if (connection) stopWaitingForCredential(connection);
           return true;
         } catch (error) {
@@ -379,6 +388,8 @@ export function startSubscriptionServer(options: SubscriptionServerOptions): { d
             drop(context.extra.socket, TRY_AGAIN_LATER_CLOSE_CODE, `Try again in ${extensions.retryAfterSeconds} s: ${message}`);
           else drop(context.extra.socket, UNAUTHORIZED_CLOSE_CODE, `Unauthorized: ${message}`);
           return false;
+        } finally {
+          if (connection) connection.credentialCheck = null;
         }
       },
       // Authentication, rate and query limits, all before anything runs. graphql-ws skips its own
