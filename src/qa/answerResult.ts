@@ -26,13 +26,14 @@ function abstention(chosen: GatedCandidate, gate: Gate | null, strangers: readon
 
 /**
  * Whether a reading of the text speaks of the fact the question asks for: when the clock found
- * that fact ("Manager" of Manchester United), the words read must name its attribute, or a page's
- * other news of the period ("Omar Berrada became chief executive in July 2024") would answer.
+ * that fact ("Manager" of Manchester United), the words read must name its attribute, each of its
+ * words, or a page's other news of the period would answer: "Omar Berrada became chief executive
+ * in July 2024" for the manager, "President of the National Assembly" for the Senate's.
  */
 function namesAskedAttribute(said: ReadonlySet<string>, attempts: readonly Attempt[]): boolean {
   const attribute = attempts.find((attempt) => attempt.plan.factMatch)?.plan.factMatch?.fact.attribute;
   if (!attribute) return true;
-  return [...contentTerms(attribute)].some((term) => said.has(term));
+  return [...contentTerms(attribute)].every((term) => said.has(term));
 }
 
 /**
@@ -43,7 +44,9 @@ function namesAskedAttribute(said: ReadonlySet<string>, attempts: readonly Attem
  */
 function unsaidWords(plan: Attempt['plan'], said: ReadonlySet<string>): string[] {
   const naming = contentTerms(plan.subjects.flatMap((subject) => subject.words).join(' '));
+  // A possessive's "s" ("Cambodia's") is no word of its own.
   const asked = plan.query
+    .replace(/['’]s\b/gu, '')
     .split(/[^\p{L}\p{N}]+/u)
     .map((word) => ({ word, terms: [...contentTerms(word)].filter((term) => !naming.has(term) && !/^\d+$/.test(term)) }))
     .filter(({ terms }) => terms.length > 0);
@@ -51,13 +54,30 @@ function unsaidWords(plan: Attempt['plan'], said: ReadonlySet<string>): string[]
 }
 
 /**
- * A request's answer: from its period read in the text when the text states a time in it (the
- * text's own dates beat the snapshot clock), else from the snapshot clock's instants, merged.
+ * Whether the period's reading in the text answers instead of the snapshot clock's answer. The
+ * clock answers from the version a snapshot said; the text overrules it where the clock has no
+ * answer, where the gate trusts the reading and not the clock's answer, or where the reading, in
+ * the page of the clock's own evidence, states a time that starts after the snapshot that said
+ * the clock's answer: "Barnier has been prime minister since 5 September 2024" is news the
+ * 2024-07-01 snapshot's "Attal" predates, while "ten Hag has been manager since 2022" is not.
+ */
+function textOverrulesClock(reading: GatedCandidate, clock: GatedCandidate | null, gate: Gate | null): boolean {
+  if (!clock?.answer) return true;
+  if (normalizeAnswer(reading.answer) === normalizeAnswer(clock.answer)) return false;
+  if (isAdopted(gate, reading) && !isAdopted(gate, clock)) return true;
+  const statedFrom = reading.evidence.statedTime?.from;
+  return reading.evidence.articleId === clock.evidence.articleId && statedFrom != null && statedFrom > clock.evidence.validFrom;
+}
+
+/**
+ * A request's answer: from its period read in the text when the text states a time in it and
+ * overrules the snapshot clock (textOverrulesClock), else from the clock's instants, merged.
  */
 export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], fromText: Attempt | null, gate: Gate | null, timings: StageTimings): AnswerResult {
   const byClock = attempts.length > 0 ? mergedByClock(asked, attempts, gate) : null;
   const read = fromText?.chosen ? contentTerms(fromText.chosen.evidence.text) : null;
-  if (fromText?.chosen && read && namesAskedAttribute(read, attempts)) {
+  const clockChosen = byClock ? attempts[byClock.mainAttempt]!.chosen : null;
+  if (fromText?.chosen && read && namesAskedAttribute(read, attempts) && textOverrulesClock(fromText.chosen, clockChosen, gate)) {
     // The clock's other answers of the period stay beside the text's: what the snapshots said then.
     const answer = normalizeAnswer(fromText.chosen.answer);
     const others = (byClock?.all ?? []).filter((clock) => normalizeAnswer(clock.text) !== answer);

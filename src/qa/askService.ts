@@ -24,7 +24,7 @@ import {
   type Attempt,
   type GatedCandidate,
 } from './attempts.js';
-import { chooseByFit, readPeriods } from './periodReading.js';
+import { chooseByFit, focusedOnClockFact, readPeriods } from './periodReading.js';
 import { QuestionPlanner, type InstantPlan } from './planning.js';
 import type { AnsweringPorts } from './ports.js';
 import { DecisionAction, RetrievalMode, type AnswerResult, type AskRequest, type StageTimings } from './types.js';
@@ -72,16 +72,15 @@ export class AskService {
       asked.flatMap((question) => question.plans),
       timings,
     );
+    let next = 0;
+    const clockAttempts = asked.map((question) => attempts.slice(next, (next += question.plans.length)));
     const fromText = await this.answerFromText(
-      asked.flatMap((question) => (question.textPlan ? [question.textPlan] : [])),
+      asked.flatMap((question, i) => (question.textPlan ? [focusedOnClockFact(question.textPlan, clockAttempts[i]!)] : [])),
       timings,
     );
     timings.totalMs = performance.now() - started;
-    let next = 0;
     let nextText = 0;
-    return asked.map((question) =>
-      answerOf(question, attempts.slice(next, (next += question.plans.length)), question.textPlan ? fromText[nextText++]! : null, this.ports.gate, timings),
-    );
+    return asked.map((question, i) => answerOf(question, clockAttempts[i]!, question.textPlan ? fromText[nextText++]! : null, this.ports.gate, timings));
   }
 
   /** The first round of every question as GATED runs it, with each candidate's gate features: what `train-gate` learns from. */

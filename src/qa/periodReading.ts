@@ -89,17 +89,30 @@ export async function readPeriods(plans: readonly InstantPlan[], ports: Pick<Ans
   );
 }
 
-/** The candidate of a period's readings to answer with: among those fitting nearly as well as the best, the one the gate trusts most. */
+/**
+ * A period's plan read in the page of the fact the snapshot clock found for the same question,
+ * when it found one: "Cambodia's prime minister" names half of "Politics of Cambodia" and half of
+ * "Prime Minister of the United Kingdom", and the clock's fact says which of the two is asked of.
+ */
+export function focusedOnClockFact(plan: InstantPlan, clockAttempts: readonly Attempt[]): InstantPlan {
+  const subject = clockAttempts.find((attempt) => attempt.plan.factMatch)?.plan.factMatch?.subject;
+  return subject ? { ...plan, subjects: [subject] } : plan;
+}
+
+/**
+ * The candidate of a period's readings to answer with: among those fitting nearly as well as the
+ * best, the one whose words share most of the question's ("women's singles" over "men's"), then
+ * the one the gate trusts most.
+ */
 export function chooseByFit(attempt: Attempt): Attempt {
-  const { period, asOf } = attempt.plan;
+  const { period, asOf, query } = attempt.plan;
   const fitOf = ({ evidence }: GatedCandidate): number =>
     period && evidence.statedTime ? periodFit(period, evidence.statedTime, horizonOf(evidence.validTo, asOf)) : 0;
+  const asked = contentTerms(query);
+  const sharedOf = ({ evidence }: GatedCandidate): number => [...contentTerms(evidence.text)].filter((term) => asked.has(term)).length;
   const answered = attempt.candidates.filter((candidate) => candidate.answer !== '');
   const bestFit = Math.max(0, ...answered.map(fitOf));
-  let chosen: GatedCandidate | null = null;
-  for (const candidate of answered) {
-    if (fitOf(candidate) < NEAR_BEST_FIT * bestFit) continue;
-    if (chosen === null || (candidate.certainty?.reliable ?? 0) > (chosen.certainty?.reliable ?? 0)) chosen = candidate;
-  }
-  return { ...attempt, chosen };
+  const near = answered.filter((candidate) => fitOf(candidate) >= NEAR_BEST_FIT * bestFit).map((candidate) => ({ candidate, shared: sharedOf(candidate) }));
+  near.sort((a, b) => b.shared - a.shared || (b.candidate.certainty?.reliable ?? 0) - (a.candidate.certainty?.reliable ?? 0));
+  return { ...attempt, chosen: near[0]?.candidate ?? null };
 }

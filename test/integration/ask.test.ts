@@ -124,6 +124,13 @@ describe('ask on the demo corpus', () => {
       const august = await execute(runtime, ASK, { q: 'Who was the prime minister of France in August 2024?', asOf, mode: 'ADAPTIVE' });
       assert.equal(august.data.ask.guess, 'Gabriel Attal', `as of ${asOf}`);
     }
+    // Half of "Politics of Cambodia" and half of "Prime Minister of the United Kingdom" are named: the
+    // text is read in the page of the clock's fact, whose 2024 text dates Hun Manet from 22 August 2023.
+    const cambodia = (q: string) => execute(runtime, ASK, { q, asOf: '2024-08-01', mode: 'ADAPTIVE' });
+    assert.equal((await cambodia("Who was Cambodia's prime minister on 1 September 2023?")).data.ask.guess, 'Hun Manet');
+    assert.equal((await cambodia("Who was Cambodia's prime minister in July 2023?")).data.ask.guess, 'Hun Sen');
+    // Its news of August 2023 is of the National Assembly's president: it does not name the Senate the clock's fact is of.
+    assert.equal((await cambodia("Who was president of Cambodia's Senate in 2023?")).data.ask.guess, 'Say Chhum');
   });
 
   it('NEVER answers from the knowledge cutoff: what a stale generator says, never adopted', async () => {

@@ -186,5 +186,36 @@ describe('ask, stage by stage, on fakes', () => {
       const august = await asked(OFFICES, 'Who was the prime minister of France in August 2024?', '2024-10-01');
       assert.equal(august.guess, 'Gabriel Attal');
     });
+
+    /** Infobox facts a snapshot updated before its text: the text still names the former prime minister. */
+    const FACTS_AND_TEXT: FakeWorld = {
+      snapshots: ['2023-07-01', '2024-07-01', '2024-10-01'],
+      articles: [
+        {
+          id: 'France',
+          facts: [
+            { attribute: 'Prime Minister', value: 'Gabriel Attal', from: '2024-07-01', to: '2024-10-01' },
+            { attribute: 'Prime Minister', value: 'Michel Barnier', from: '2024-10-01' },
+          ],
+          passages: [
+            { text: 'Élisabeth Borne has been prime minister since 16 May 2022.', from: '2024-07-01', to: '2024-10-01' },
+            { text: 'Michel Barnier has been prime minister since 5 September 2024.', from: '2024-10-01' },
+          ],
+        },
+      ],
+    };
+
+    it('lets the text overrule the clock’s fact only with news newer than the snapshot that said it', async () => {
+      const guesses = await Promise.all(
+        [
+          ['Who was the prime minister of France on 10 September 2024?', '2024-10-01'],
+          ['Who was the prime minister of France in August 2024?', '2024-10-01'],
+        ].map(async ([question, asOf]) => (await asked(FACTS_AND_TEXT, question!, asOf!)).guess),
+      );
+      assert.deepEqual(guesses, [
+        'Michel Barnier', // stated from 5 September, after the 2024-07-01 snapshot that said Attal
+        'Gabriel Attal', // the text's "since 16 May 2022" (Borne) is older than the snapshot's fact
+      ]);
+    });
   });
 });
