@@ -56,7 +56,11 @@ export function governedSpans(sentence: string, times: readonly EventTime[]): Ar
 const OPENS_CLAUSE = /(?:^[^\p{L}\p{N}]*|[,;:(]\s*|\b(?:and|but|then|while|when|whereas)\s+)$/iu;
 
 export interface Reading {
-  /** The words a time governs that fits the period: what the reader reads. */
+  /**
+   * The words a time that fits the period governs, the time's own words left out: what the reader
+   * reads. The question already names the period, so "1916–1920" is never what it asks for, and
+   * left in, it is the span a reader most often takes for a who-question's answer.
+   */
   text: string;
   /** The time, as the text states it. */
   time: EventTime;
@@ -71,7 +75,8 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
   for (const [i, sentence] of sentences.entries()) {
     for (const { time, start, end } of governedSpans(sentence.text, times[i] ?? [])) {
       const fit = periodFit(period, time, horizon);
-      const words = sentence.text.slice(start, end).replace(/^[\s,;:]+|[\s,;:]+$/g, '');
+      const governed = `${sentence.text.slice(start, time.start)} ${sentence.text.slice(time.end, end)}`;
+      const words = governed.replace(/\s+/g, ' ').replace(/^[\s,;:]+|[\s,;:(]+$/g, '');
       if (fit > 0 && /[\p{L}\p{N}]/u.test(words)) readings.push({ text: words, time, fit });
     }
   }

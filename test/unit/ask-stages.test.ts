@@ -169,6 +169,7 @@ describe('ask, stage by stage, on fakes', () => {
         ['Tamworth', 'Alfreton Town', 'Gateshead'],
       );
       assert.equal(answers[1]!.candidates[0]!.evidence.statedTime?.text, 'from 2005 to 2007');
+      assert.equal(answers[1]!.candidates[0]!.evidence.text, 'He managed Alfreton Town', 'the period the question names is not read as its answer');
       assert.match(answers[1]!.decision.cues.join(' '), /read in the text the store knew as of 2022-01-01/);
     });
 
