@@ -76,6 +76,13 @@ export class RetrievalDecision {
   changedSince!: Fact[];
 }
 
+@ObjectType({ description: "A time the words of a question's evidence state (event time), which fits the period the question asks about." })
+export class StatedTime {
+  @Field(() => DateTimeScalar, { nullable: true, description: 'Start (inclusive); null when open.' }) from!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'End (exclusive); null when open.' }) to!: Date | null;
+  @Field(() => String, { description: 'The words it was read from, as written ("since 5 September 2024").' }) text!: string;
+}
+
 @ObjectType({ description: 'A passage, sentence or fact an answer was drawn from, valid at asOf.' })
 export class Evidence {
   @Field(() => EvidenceKind) kind!: EvidenceKind;
@@ -89,6 +96,11 @@ export class Evidence {
   @Field(() => Float, { nullable: true }) denseScore!: number | null;
   @Field(() => Float, { nullable: true }) lexicalScore!: number | null;
   @Field(() => Float, { nullable: true, description: 'The hybrid (or, in round 2, ARR) score.' }) fusedScore!: number | null;
+  @Field(() => StatedTime, {
+    nullable: true,
+    description: 'For a question about a period read in the text: the time these words state (they are the words it governs, without it). null otherwise.',
+  })
+  statedTime!: StatedTime | null;
 }
 
 @ObjectType({ description: "One document's candidate answer." })

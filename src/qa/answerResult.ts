@@ -89,7 +89,12 @@ export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], fro
       : asked.instants.note;
     return nothingToAnswer(asked, note ?? 'nothing to answer from', timings);
   }
-  return answerFrom(asked, attempts[byClock.mainAttempt]!, byClock.others, gate, timings);
+  const overruled = fromText?.chosen?.evidence.statedTime
+    ? [
+        `the text states "${fromText.chosen.evidence.statedTime.text}" in ${fromText.chosen.evidence.articleId} ("${fromText.chosen.answer}"), which does not overrule the snapshot clock`,
+      ]
+    : [];
+  return answerFrom(asked, attempts[byClock.mainAttempt]!, byClock.others, gate, timings, [], overruled);
 }
 
 /** The snapshot clock's answer of a request: its instants' answers merged, the main one and the others with when they held. */
@@ -137,6 +142,7 @@ function answerFrom(
   gate: Gate | null,
   timings: StageTimings,
   unsaid: readonly string[] = [],
+  notes: readonly string[] = [],
 ): AnswerResult {
   const { plan, chosen, candidates, rounds } = attempt;
   // An answer about something the store has never heard of, or read in words that do not say what
@@ -146,7 +152,7 @@ function answerFrom(
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));
   const guess = chosen?.answer || null;
   const stated = chosen?.evidence.statedTime ? [`the text states "${chosen.evidence.statedTime.text}" in ${chosen.evidence.articleId}`] : [];
-  const cues = [...(adopted || guess === null ? [] : [abstention(chosen!, gate, strangers, unsaid)]), ...plan.decision.cues, ...stated];
+  const cues = [...(adopted || guess === null ? [] : [abstention(chosen!, gate, strangers, unsaid)]), ...plan.decision.cues, ...stated, ...notes];
   return {
     question: asked.question,
     text: adopted ? guess : null,
