@@ -148,7 +148,7 @@ export class QuestionPlanner {
       const summary = conversationSummary(turns);
       const linked = subjects.link(`${summary} ${question}`);
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
-      const names = questionNames(analyses[index]!);
+      const names = questionNames(analyses[index]!, scope?.text);
       const unknownNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));
       const readsText = this.ports.timesIn !== undefined && scope !== null && READ_IN_TEXT.has(scope.kind) && turns.length === 0;
       return { scope, instants: scopeInstants(scope, asOf, snapshotDates), summary, linked, names, unknownNames, readsText };

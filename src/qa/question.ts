@@ -72,9 +72,10 @@ export function analyseQuestion(question: string): QuestionAnalysis {
 
 /**
  * The proper names a question mentions, lower case, each run of capitalised words one name
- * ("Reserve Bank of India" → "reserve bank of india"); the wh-word and the first word are not names.
+ * ("Reserve Bank of India" → "reserve bank of india"); the wh-word and the first word are not names,
+ * nor are the words of the question's time phrase (`timePhrase`, as its time scope read it).
  */
-export function questionNames(question: QuestionAnalysis): string[] {
+export function questionNames(question: QuestionAnalysis, timePhrase = ''): string[] {
   const names: string[] = [];
   let run: string[] = [];
   const close = (): void => {
@@ -89,7 +90,9 @@ export function questionNames(question: QuestionAnalysis): string[] {
     else close();
   });
   close();
-  return [...new Set(names.filter((name) => name !== ''))];
+  // "mid-2024" and "September" are when the question asks about, not whom.
+  const timeWords = new Set(normalizeAnswer(timePhrase).split(' '));
+  return [...new Set(names.filter((name) => name !== '' && !name.split(' ').every((word) => timeWords.has(word))))];
 }
 
 const NAME_JOINERS = new Set(['of', 'de', 'the', 'and', 'van', 'von', 'del', 'da']);

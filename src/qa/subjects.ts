@@ -1,9 +1,9 @@
 /**
  * Links a question to the articles it names, also where it names them differently from their
  * titles: a word may be the start of a title word ("Man" Manchester, "champion" Championship),
- * an abbreviation of one ("Utd" United), or an acronym written in capitals for several ("US"
- * United States, "WHO" World Health Organization). A title is linked by the share of its own
- * content words the question covers, in order.
+ * an abbreviation of one ("Utd" United), one typo away from one ("madird" Madrid), or an acronym
+ * written in capitals for several ("US" United States, "WHO" World Health Organization). A title
+ * is linked by the share of its own content words the question covers, in order.
  */
 import { normalizeAnswer } from '../text/normalize.js';
 
@@ -57,6 +57,21 @@ function abbreviates(short: string, word: string): boolean {
   return true;
 }
 
+/**
+ * One typo apart: a letter changed, added or left out, or two neighbours swapped ("madird"
+ * Madrid, "liverpol" Liverpool).
+ */
+function oneTypoApart(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  if (a.length !== b.length) return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
+  return a.slice(i + 1) === b.slice(i + 1) || (a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2));
+}
+
+/** Words shorter than this are not matched across a typo: "mail" and "mali" are both words. */
+const MIN_TYPO_WORD = 5;
+
 /** How many title words (from `at`) one question word stands for: 0 when it names none of them. */
 function wordsNamed(question: QuestionWord, title: Title, at: number): number {
   const word = title.words[at]!;
@@ -64,6 +79,7 @@ function wordsNamed(question: QuestionWord, title: Title, at: number): number {
   if (q === word) return 1;
   if (q.length >= 3 && (word.startsWith(q) || (word.length >= 4 && q.startsWith(word)))) return 1;
   if (question.capitalised && q.length >= 3 && q.length <= 5 && abbreviates(q, word)) return 1;
+  if (q.length >= MIN_TYPO_WORD && word.length >= MIN_TYPO_WORD && oneTypoApart(q, word)) return 1;
   if (question.capitals && q.length >= 2) {
     // An acronym of the next content words: "us" → united states.
     let taken = 0;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { exactMatch, f1Score, matchAccuracy } from '../../src/qa/answerMetrics.js';
 import { trainSoftmaxRegression } from '../../src/learning/softmaxRegression.js';
-import { expectedAnswerType } from '../../src/qa/question.js';
+import { analyseQuestion, expectedAnswerType, questionNames } from '../../src/qa/question.js';
 import { SubjectIndex } from '../../src/qa/subjects.js';
 import { AnswerType } from '../../src/text/annotation.js';
 import { Classifier } from '../../src/native/index.js';
@@ -16,6 +16,13 @@ describe('answer metrics and question reading', () => {
     assert.equal(matchAccuracy('Denver', ['Denver Broncos']), 0);
   });
 
+  it('takes no time phrase for a name', () => {
+    const names = (question: string, timePhrase: string) => questionNames(analyseQuestion(question), timePhrase);
+    assert.deepEqual(names("Who was Starbucks' chief executive in mid-2024?", 'in mid-2024'), ['starbucks']);
+    assert.deepEqual(names('Who was the CEO of Starbucks in September 2024?', 'in September 2024'), ['ceo of starbucks']);
+    assert.deepEqual(names('Who was the CEO of Starbucks in September 2024?', ''), ['ceo of starbucks', 'september']);
+  });
+
   it('reads the expected answer type from the wh-phrase', () => {
     assert.equal(expectedAnswerType('Who is the prime minister of France?'), AnswerType.NAME);
     assert.equal(expectedAnswerType('In what year did the war end?'), AnswerType.DATE);
@@ -24,7 +31,7 @@ describe('answer metrics and question reading', () => {
     assert.equal(expectedAnswerType('What is the currency of France?'), AnswerType.THING);
   });
 
-  it('links a question to the articles it names, also by a short name, an abbreviation or an acronym', () => {
+  it('links a question to the articles it names, also by a short name, an abbreviation, an acronym or across a typo', () => {
     const index = new SubjectIndex([
       { id: 'France', title: 'France' },
       { id: 'PMUK', title: 'Prime Minister of the United Kingdom' },
@@ -32,6 +39,9 @@ describe('answer metrics and question reading', () => {
       { id: 'Speaker', title: 'Speaker of the United States House of Representatives' },
       { id: 'WHO', title: 'World Health Organization' },
       { id: 'Chess', title: 'World Chess Championship' },
+      { id: 'Madrid', title: 'Real Madrid CF' },
+      { id: 'Liverpool', title: 'Liverpool F.C.' },
+      { id: 'Mali', title: 'Mali' },
     ]);
     const linked = (question: string): Array<[string, number]> => index.link(question).map((s) => [s.articleId, Number(s.coverage.toFixed(2))]);
     assert.deepEqual(linked('Who is the prime minister of the United Kingdom?')[0], ['PMUK', 1]);
@@ -42,6 +52,10 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(linked('Who is the current world chess champion?'), [['Chess', 1]]);
     assert.deepEqual(linked('Which club plays at Anfield?'), [], 'a lower-case word is no abbreviation');
     assert.deepEqual(linked('Who is the prime minister of Spain?'), [['PMUK', 0.5]], 'half named: a candidate, not a match');
+    assert.deepEqual(linked('who manages real madird?'), [['Madrid', 1]], 'two letters swapped');
+    assert.deepEqual(linked('who wears the armband at liverpol?'), [['Liverpool', 1]], 'a letter left out');
+    assert.deepEqual(linked('Who won the Frnace election?')[0], ['France', 1], 'in a name written with a capital');
+    assert.deepEqual(linked('How is mail sorted?'), [], 'a short word is not matched across a typo');
     assert.equal(index.unnamed('France')?.coverage, 0);
   });
 
