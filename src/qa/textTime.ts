@@ -22,7 +22,8 @@ const DAY = 86_400_000;
 
 /**
  * How well a stated time fits the asked period, in (0, 1], or 0 when they do not meet: the share
- * of their union they have in common. An open start is closed at the earliest time and an open
+ * of their union they have in common, or, for a shorter time that holds an end of the period, at
+ * least ANCHOR_FIT. An open start is closed at the earliest time and an open
  * end at `horizon` (the question's asOf): "since 2019" fits "in 2020" less well than "in 2020"
  * does, and of two times that hold at an instant the more recent start fits it better.
  */
@@ -34,8 +35,17 @@ export function periodFit(asked: Period, stated: Period, horizon: Date): number 
   const [a0, a1] = closed(asked);
   const [s0, s1] = closed(stated);
   const common = Math.min(a1, s1) - Math.max(a0, s0);
-  return common > 0 ? common / (Math.max(a1, s1) - Math.min(a0, s0)) : 0;
+  if (common <= 0) return 0;
+  // A shorter stated time at an end of the asked period says when it began or ended: "In March
+  // 2012 he became Vicar General" for "from March 2012 to February 2014". Not an open claim, whose
+  // end is only the horizon: "since 11 December 2024" does not end 2024.
+  const closedTime = stated.from !== null && stated.to !== null && s1 - s0 < a1 - a0;
+  const atEnds = closedTime ? (s0 <= a0 && a0 < s1 ? ANCHOR_FIT : 0) + (s0 < a1 && a1 <= s1 ? ANCHOR_FIT : 0) : 0;
+  return Math.max(atEnds, common / (Math.max(a1, s1) - Math.min(a0, s0)));
 }
+
+/** The fit of a time that states one end of the asked period (both ends: twice this). */
+const ANCHOR_FIT = 0.5;
 
 /**
  * The part of a sentence each stated time governs. A time that opens its clause ("In 2005 he

@@ -36,11 +36,15 @@ export interface TimeScope {
   to: Date | null;
 }
 
+/** What may stand before a range that makes it the period asked about. */
+const DURING_GOVERNORS = new Set(['between', 'from', 'in', 'during', 'throughout']);
+
 const CURRENT_WORDS = /\b(currently|at present|presently|nowadays|these days|right now|at the moment|as of (now|today)|now|today)\b/i;
 
 /** The time scope of a question, or null when it names none (it is then asked as of asOf). */
 export function readTimeScope(question: string, asOf: Date): TimeScope | null {
-  const found = statedPeriods(question, asOf);
+  // Two numbers across a slash with no year ("Escadron de Chasse 1/2", "a 3/4 majority") are a name or a share, not a date.
+  const found = statedPeriods(question, asOf).filter((period) => !/^\d{1,2}\/\d{1,2}$/.test(question.slice(period.start, period.end).trim()));
   for (let i = 0; i < found.length; i++) {
     const period = found[i]!;
     const before = question.slice(Math.max(0, period.start - 40), period.start);
@@ -53,6 +57,11 @@ export function readTimeScope(question: string, asOf: Date): TimeScope | null {
     }
     const start = period.start - (governor ? GOVERNOR.exec(before)![0].length : 0);
     const words = text(start, period.end);
+    // A range read as one ("from Nov 1964 to Nov 1967") runs to the end of its last part.
+    if (period.through && (governor === null || DURING_GOVERNORS.has(governor)))
+      return { kind: TimeScopeKind.DURING, text: words, from: period.from, to: period.through.to };
+    // "now" beside a stated time describes the subject ("the company now known as Marriott … from 1964 to 1967"): the stated time is the scope.
+    if (period.present && found.some((other) => !other.present)) continue;
     if (period.present) return { kind: TimeScopeKind.CURRENT, text: words, from: asOf, to: asOf };
     switch (governor) {
       case 'before':

@@ -121,7 +121,7 @@ export function statedPeriods(text: string, reference: Date): StatedPeriod[] {
  * "year" or "month" in between ("after the 2022 election year", "since the 1980s").
  */
 export const TIME_GOVERNOR =
-  /\b(between|from|before|prior to|until|till|up to|by|after|following|since|as of|as at|in|during|throughout|on|at the (?:end|start|beginning) of|by the end of|at|around)\s+(?:the\s+)?(?:(?:year|month)\s+)?$/i;
+  /\b(between|from|before|prior to|until|till|up to|by|after|following|since|as of|as at|in|during|throughout|on|at the (?:end|start|beginning) of|by the end of|at|around)\s+(?:the\s+)?(?:(?:year|month)s?\s+)?$/i;
 
 /** What links the two ends of a range ("between 1990 and 1995", "from 2004 to 2005"). */
 export const RANGE_LINK = /^\s*(?:and|to|until|till|through|-|–)\s*(?:the\s+)?$/i;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { mergeScopedAnswers } from '../../src/qa/scopedAnswers.js';
 import { readTimeScope, scopeInstants, TimeScopeKind } from '../../src/qa/timeScope.js';
+import { periodFit } from '../../src/qa/textTime.js';
 
 const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
 const ASKED = day('2025-01-15');
@@ -47,6 +48,36 @@ describe('time expressions in questions', () => {
       to: '1996-01-01',
     });
     assert.deepEqual(scope('Who was PM from 2019 to 2022?'), { kind: 'DURING', text: 'from 2019 to 2022', from: '2019-01-01', to: '2023-01-01' });
+    assert.deepEqual(
+      scope('What type of planes were flown by Escadron de Chasse 1/2 Cigognes from 1939 to 1944?'),
+      { kind: 'DURING', text: 'from 1939 to 1944', from: '1939-01-01', to: '1945-01-01' },
+      'a number across a slash with no year is part of a name',
+    );
+    assert.deepEqual(scope('What television shows did David Hasselhoff act in between the years 1975 and 1982?'), {
+      kind: 'DURING',
+      text: 'between the years 1975 and 1982',
+      from: '1975-01-01',
+      to: '1983-01-01',
+    });
+    assert.deepEqual(
+      scope('What was the company now known as the Marriott Corporation called from Nov 1964 to Nov 1967?'),
+      { kind: 'DURING', text: 'from Nov 1964 to Nov 1967', from: '1964-11-01', to: '1967-12-01' },
+      '"now" describes the company; the stated range is the scope',
+    );
+  });
+
+  it('fits a stated time that opens or closes the asked period, but not where only the horizon ends an open claim', () => {
+    const utc = (iso: string) => new Date(`${iso}T00:00:00.000Z`);
+    const period = (from: string | null, to: string | null) => ({ from: from ? utc(from) : null, to: to ? utc(to) : null });
+    const horizon = utc('2025-01-15');
+    const asked = period('2012-03-01', '2014-03-01');
+    assert.equal(periodFit(asked, period('2012-03-01', '2012-04-01'), horizon), 0.5, '"in March 2012 he became …"');
+    assert.ok(periodFit(asked, period('2010-01-01', null), horizon) < 0.2, '"since 2010" holds throughout, but mostly outside');
+    const year2024 = period('2024-01-01', '2025-01-01');
+    assert.ok(
+      periodFit(year2024, period('2024-12-11', null), horizon) < periodFit(year2024, period('2018-12-12', null), horizon),
+      '"since 11 December 2024" ends 2024 only because the horizon is near',
+    );
   });
 
   it('reads open scopes: before, after, since, as of', () => {
