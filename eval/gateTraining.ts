@@ -40,9 +40,36 @@ export interface GateRow {
   features: number[];
 }
 
-/** The first-round candidates of every item (asked as GATED) with their features and labels. */
+/** Each item's candidates, in order: what a gate scores and learns from. */
+export type CandidateSource = (items: readonly QaItem[]) => Promise<Array<Array<{ answer: string; isFact: boolean; features: readonly number[] }>>>;
+
+/** The first-round candidates of each item asked as GATED, with the certainty gate's features. */
+export function firstRoundCandidates(ask: AskService): CandidateSource {
+  return async (items) =>
+    (
+      await ask.firstRoundCandidates(
+        items.map((item) => ({ question: item.question, asOf: item.asOf, retrieval: RetrievalMode.GATED })),
+        new Date(),
+      )
+    ).map((candidates) =>
+      candidates.map((candidate) => ({ answer: candidate.answer, isFact: candidate.evidence.kind === 'FACT', features: candidate.features })),
+    );
+}
+
+/** The readings of each item's period in the text, with the readings' gate's features (none for an item without a period). */
+export function periodReadingCandidates(ask: AskService): CandidateSource {
+  return async (items) =>
+    (
+      await ask.periodReadingCandidates(
+        items.map((item) => ({ question: item.question, asOf: item.asOf })),
+        new Date(),
+      )
+    ).map((readings) => readings.map(({ candidate, features }) => ({ answer: candidate.answer, isFact: false, features })));
+}
+
+/** The candidates of every item with their features and labels. */
 export async function collectGateRows(
-  ask: AskService,
+  candidatesOf: CandidateSource,
   items: readonly QaItem[],
   source: string,
   onProgress?: (done: number, total: number) => void,
@@ -50,19 +77,15 @@ export async function collectGateRows(
   const rows: GateRow[] = [];
   for (let start = 0; start < items.length; start += 64) {
     const batch = items.slice(start, start + 64);
-    const rounds = await ask.firstRoundCandidates(
-      batch.map((item) => ({ question: item.question, asOf: item.asOf, retrieval: RetrievalMode.GATED })),
-      new Date(),
-    );
-    rounds.forEach((candidates, i) => {
-      for (const candidate of candidates) {
+    const candidates = await candidatesOf(batch);
+    candidates.forEach((ofItem, i) => {
+      for (const candidate of ofItem) {
         if (candidate.answer === '') continue;
-        const label = GATE_CLASSES.indexOf(gateLabel(batch[i]!, candidate.answer));
         rows.push({
           source,
           question: `${batch[i]!.question}@${batch[i]!.asOf?.toISOString() ?? ''}`,
-          label,
-          isFact: candidate.evidence.kind === 'FACT',
+          label: GATE_CLASSES.indexOf(gateLabel(batch[i]!, candidate.answer)),
+          isFact: candidate.isFact,
           answer: candidate.answer,
           features: [...candidate.features],
         });
@@ -132,6 +155,10 @@ export async function trainGateModel(
     lambda?: number;
     /** Rows only to fit on, never to calibrate or choose thresholds on: items generated from the store's own facts, all easy and right, would flatter them. */
     fitOnly?: readonly GateRow[];
+    /** What a row's features are (default: the certainty gate's). */
+    features?: readonly string[];
+    /** Units of its hidden layer (default GATE_HIDDEN_UNITS; 0: linear). */
+    hidden?: number;
   },
 ): Promise<{ model: GateModelFile; report: GateTrainingReport }> {
   const fit = [...rows.filter((row) => !inCalibrationPart(row.question)), ...(options.fitOnly ?? [])];
@@ -140,8 +167,8 @@ export async function trainGateModel(
   // One hidden layer: how far a reader score can be trusted depends on whether the answer is a fact, the type matches, the names are near.
   const { model: classifier } = trainSoftmaxRegression(fit, {
     classes: GATE_CLASSES,
-    features: GATE_FEATURES,
-    hidden: GATE_HIDDEN_UNITS,
+    features: options.features ?? GATE_FEATURES,
+    hidden: options.hidden ?? GATE_HIDDEN_UNITS,
     iterations: 800,
     learningRate: 0.01,
     l2: 1e-4,

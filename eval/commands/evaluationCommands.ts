@@ -160,11 +160,11 @@ export function addEvaluationCommands(program: Command): void {
       .requiredOption('--out <file>', 'JSON Lines file to write'),
   ).action(async (options: StoreOptions & { out: string }) => {
     const { withEvaluationStore } = await import('../evaluationStore.js');
-    const { collectGateRows } = await import('../gateTraining.js');
+    const { collectGateRows, firstRoundCandidates } = await import('../gateTraining.js');
     const { items, store } = await questionsAndStore(options);
     const source = `${basename(options.qa)}:${options.split}${options.corpusOf ? `@${basename(options.corpusOf)}` : ''}`;
     const rows = await withEvaluationStore(store, cliLog(), (runtime) =>
-      withProgress('questions', (update) => collectGateRows(runtime.services.answering, items, source, update)),
+      withProgress('questions', (update) => collectGateRows(firstRoundCandidates(runtime.services.answering), items, source, update)),
     );
     await writeFile(options.out, rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length > 0 ? '\n' : ''));
     process.stdout.write(`${rows.length} candidates of ${items.length} questions → ${options.out}\n`);
@@ -267,6 +267,32 @@ export function addEvaluationCommands(program: Command): void {
       );
       if (options.out) await writeJson(options.out, report);
       process.stdout.write(`${timeQaSummary(report)}\n`);
+    });
+
+  program
+    .command('train-reading-gate')
+    .description(
+      "Train the gate of a period's readings in the text (event time) on one half of TimeQA: every reading of every question, ingested as eval-timeqa does, labelled right or wrong; calibrate it and choose its adoption threshold.",
+    )
+    .requiredOption('--qa <file>', 'the TimeQA file (JSON Lines, optionally .gz)')
+    .addOption(new Option('--split <part>', 'which half of the pages to train on').choices(['tune', 'report', 'all']).default('tune'))
+    .option('--precision <p>', 'share of adopted answers that must be right on the calibration questions', Number.parseFloat, 0.9)
+    .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'reading-gate.json'))
+    .action(async (options: { qa: string; split: 'tune' | 'report' | 'all'; precision: number; out: string }) => {
+      const { readQaFile } = await import('../qaFile.js');
+      const { timeQaPart, timeQaSnapshot } = await import('../timeqa.js');
+      const { withEvaluationStore } = await import('../evaluationStore.js');
+      const { collectGateRows, periodReadingCandidates, trainGateModel } = await import('../gateTraining.js');
+      const { READING_GATE_FEATURES } = await import('../../src/qa/readingGate.js');
+      const items = timeQaPart(await readQaFile(options.qa), options.split);
+      const source = `${basename(options.qa)}:${options.split}`;
+      const rows = await withEvaluationStore([timeQaSnapshot(items)], cliLog(), (runtime) =>
+        withProgress('questions', (update) => collectGateRows(periodReadingCandidates(runtime.services.answering), items, source, update)),
+      );
+      const { model, report } = await trainGateModel(rows, { precision: options.precision, features: READING_GATE_FEATURES, hidden: 0 });
+      const command = `chronoql train-reading-gate --qa ${basename(options.qa)} --split ${options.split} --precision ${options.precision}`;
+      await writeJson(options.out, { ...model, provenance: { command, sources: [source], ...report } });
+      printResult({ out: options.out, sources: [source], ...report }, false);
     });
 
   program

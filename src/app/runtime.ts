@@ -16,6 +16,7 @@ import { IngestService } from '../ingest/ingestService.js';
 import { ExactMatchLabeler, type SentenceLabeler } from '../ingest/sentenceLabeler.js';
 import { AskService } from '../qa/askService.js';
 import { CertaintyGate, DEFAULT_GATE_PATH } from '../qa/certaintyGate.js';
+import { DEFAULT_READING_GATE_PATH, READING_GATE_FEATURES } from '../qa/readingGate.js';
 import type { AnsweringPorts } from '../qa/ports.js';
 import { readParagraphEventTimes } from '../text/eventTimes.js';
 import { AnsweringFacts } from '../graph/answeringFacts.js';
@@ -145,12 +146,16 @@ export async function openRuntime(config: Config, log: Logger, options: RuntimeO
     });
     // Until `chronoql train-gate` has written a model, answers are chosen without one and never adopted.
     const gate = existsSync(DEFAULT_GATE_PATH()) ? CertaintyGate.load() : null;
+    const readingGate = existsSync(DEFAULT_READING_GATE_PATH())
+      ? CertaintyGate.load(DEFAULT_READING_GATE_PATH(), READING_GATE_FEATURES, 'chronoql train-reading-gate')
+      : null;
     askOptions = {
       facts: new AnsweringFacts(reads, new AnsweringRepository(db), snapshots),
       search: retrieval,
       encoder: reader,
       generators: new GeneratorRegistry(reader, config.generator),
       gate,
+      readingGate,
       timesIn: readParagraphEventTimes,
     };
     answering = new AskService(askOptions);

@@ -61,10 +61,10 @@ function unsaidWords(plan: Attempt['plan'], said: ReadonlySet<string>): string[]
  * the clock's answer: "Barnier has been prime minister since 5 September 2024" is news the
  * 2024-07-01 snapshot's "Attal" predates, while "ten Hag has been manager since 2022" is not.
  */
-function textOverrulesClock(reading: GatedCandidate, clock: GatedCandidate | null, gate: Gate | null): boolean {
+function textOverrulesClock(reading: GatedCandidate, clock: GatedCandidate | null, gates: { clock: Gate | null; text: Gate | null }): boolean {
   if (!clock?.answer) return true;
   if (normalizeAnswer(reading.answer) === normalizeAnswer(clock.answer)) return false;
-  if (isAdopted(gate, reading) && !isAdopted(gate, clock)) return true;
+  if (isAdopted(gates.text, reading) && !isAdopted(gates.clock, clock)) return true;
   const statedFrom = reading.evidence.statedTime?.from;
   return reading.evidence.articleId === clock.evidence.articleId && statedFrom != null && statedFrom > clock.evidence.validFrom;
 }
@@ -73,15 +73,22 @@ function textOverrulesClock(reading: GatedCandidate, clock: GatedCandidate | nul
  * A request's answer: from its period read in the text when the text states a time in it and
  * overrules the snapshot clock (textOverrulesClock), else from the clock's instants, merged.
  */
-export function answerOf(asked: AskedQuestion, attempts: readonly Attempt[], fromText: Attempt | null, gate: Gate | null, timings: StageTimings): AnswerResult {
+export function answerOf(
+  asked: AskedQuestion,
+  attempts: readonly Attempt[],
+  fromText: Attempt | null,
+  gates: { clock: Gate | null; text: Gate | null },
+  timings: StageTimings,
+): AnswerResult {
+  const gate = gates.clock;
   const byClock = attempts.length > 0 ? mergedByClock(asked, attempts, gate) : null;
   const read = fromText?.chosen ? contentTerms(fromText.chosen.evidence.text) : null;
   const clockChosen = byClock ? attempts[byClock.mainAttempt]!.chosen : null;
-  if (fromText?.chosen && read && namesAskedAttribute(read, attempts) && textOverrulesClock(fromText.chosen, clockChosen, gate)) {
+  if (fromText?.chosen && read && namesAskedAttribute(read, attempts) && textOverrulesClock(fromText.chosen, clockChosen, gates)) {
     // The clock's other answers of the period stay beside the text's: what the snapshots said then.
     const answer = normalizeAnswer(fromText.chosen.answer);
     const others = (byClock?.all ?? []).filter((clock) => normalizeAnswer(clock.text) !== answer);
-    return answerFrom(asked, fromText, others, gate, timings, unsaidWords(fromText.plan, read));
+    return answerFrom(asked, fromText, others, gates.text, timings, unsaidWords(fromText.plan, read));
   }
   if (byClock === null) {
     const note = fromText

@@ -26,7 +26,8 @@ import {
 } from './attempts.js';
 import { chooseByFit, focusedOnClockFact, readPeriods } from './periodReading.js';
 import { QuestionPlanner, type InstantPlan } from './planning.js';
-import type { AnsweringPorts } from './ports.js';
+import type { AnsweringPorts, Gate } from './ports.js';
+import { gateReadings, readingFeatures } from './readingGate.js';
 import { DecisionAction, RetrievalMode, type AnswerResult, type AskRequest, type StageTimings } from './types.js';
 
 export { ASK_LIMITS, AskInputError, DEFAULT_K } from './askInput.js';
@@ -80,7 +81,8 @@ export class AskService {
     );
     timings.totalMs = performance.now() - started;
     let nextText = 0;
-    return asked.map((question, i) => answerOf(question, clockAttempts[i]!, question.textPlan ? fromText[nextText++]! : null, this.ports.gate, timings));
+    const gates = { clock: this.ports.gate, text: this.textGate };
+    return asked.map((question, i) => answerOf(question, clockAttempts[i]!, question.textPlan ? fromText[nextText++]! : null, gates, timings));
   }
 
   /** The first round of every question as GATED runs it, with each candidate's gate features: what `train-gate` learns from. */
@@ -142,11 +144,43 @@ export class AskService {
     return out;
   }
 
-  /** Each plan's period read in the text, the readings read and gated, and the best-fitting answer chosen. */
-  private async answerFromText(plans: readonly InstantPlan[], timings: StageTimings): Promise<Attempt[]> {
+  /** What adopts a period's reading in the text: the readings' gate where one is trained, else the certainty gate. */
+  private get textGate(): Gate | null {
+    return this.ports.readingGate ?? this.ports.gate;
+  }
+
+  /** The readings of each plan's period, read and weighed by the certainty gate. */
+  private async periodReadings(plans: readonly InstantPlan[], timings: StageTimings): Promise<Attempt[]> {
     if (plans.length === 0) return [];
     const read = await timed(timings, 'retrievalMs', () => readPeriods(plans, this.ports));
-    return (await this.readAndGate(read, timings)).map(chooseByFit);
+    return this.readAndGate(read, timings);
+  }
+
+  /**
+   * Each plan's period read in the text, the readings weighed by their own gate where one is
+   * trained, and the best-fitting answer chosen (the fit first: the gate, trained on other pages,
+   * breaks ties).
+   */
+  private async answerFromText(plans: readonly InstantPlan[], timings: StageTimings): Promise<Attempt[]> {
+    const gated = await this.periodReadings(plans, timings);
+    const readingGate = this.ports.readingGate;
+    return (readingGate ? await timed(timings, 'gateMs', () => gateReadings(gated, readingGate)) : gated).map(chooseByFit);
+  }
+
+  /** The readings of every question that asks about a period, with the features the readings' gate learns from. */
+  async periodReadingCandidates(requests: readonly AskRequest[], defaultAsOf: Date): Promise<Array<Array<{ candidate: GatedCandidate; features: number[] }>>> {
+    const asked = await this.planner.plan(requests, defaultAsOf, 'questions');
+    const attempts = await this.periodReadings(
+      asked.flatMap((question) => (question.textPlan ? [question.textPlan] : [])),
+      emptyTimings(),
+    );
+    let next = 0;
+    return asked.map((question) => {
+      if (!question.textPlan) return [];
+      const attempt = attempts[next++]!;
+      const features = readingFeatures(attempt);
+      return attempt.candidates.map((candidate, i) => ({ candidate, features: features[i]! }));
+    });
   }
 
   /** The first round of retrieval for each plan, its candidates (the asked fact among them) read and gated. */

@@ -162,11 +162,12 @@ export class CertaintyGate {
     readonly adoptAt: AdoptionThresholds,
   ) {}
 
-  static fromModel(model: GateModelFile): CertaintyGate {
+  /** A gate over `features` (the certainty gate's, or another gate's such as the period readings'), trained by `trainedBy`. */
+  static fromModel(model: GateModelFile, features: readonly string[] = GATE_FEATURES, trainedBy = 'chronoql train-gate'): CertaintyGate {
     const classifier = Classifier.fromJson(model.classifier);
-    if (classifier.features.join() !== GATE_FEATURES.join() || classifier.classes.join() !== GATE_CLASSES.join()) {
+    if (classifier.features.join() !== features.join() || classifier.classes.join() !== GATE_CLASSES.join()) {
       throw new RangeError(
-        `certainty gate model must have features [${GATE_FEATURES.join(', ')}] and classes [${GATE_CLASSES.join(', ')}]: retrain it with \`chronoql train-gate\``,
+        `certainty gate model must have features [${features.join(', ')}] and classes [${GATE_CLASSES.join(', ')}]: retrain it with \`${trainedBy}\``,
       );
     }
     if (!(model.lambda >= 0)) throw new RangeError(`certainty gate model: lambda must be ≥ 0, got ${model.lambda}`);
@@ -178,8 +179,8 @@ export class CertaintyGate {
     return new CertaintyGate(classifier, model.lambda, model.adoptAt);
   }
 
-  static load(path = DEFAULT_GATE_PATH()): CertaintyGate {
-    return CertaintyGate.fromModel(JSON.parse(readFileSync(path, 'utf8')) as GateModelFile);
+  static load(path = DEFAULT_GATE_PATH(), features: readonly string[] = GATE_FEATURES, trainedBy?: string): CertaintyGate {
+    return CertaintyGate.fromModel(JSON.parse(readFileSync(path, 'utf8')) as GateModelFile, features, trainedBy);
   }
 
   /** Class probabilities of many candidates in one native call. */

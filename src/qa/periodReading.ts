@@ -89,6 +89,11 @@ export async function readPeriods(plans: readonly InstantPlan[], ports: Pick<Ans
   );
 }
 
+/** How well the time a candidate's words state fits its plan's period (textTime.ts periodFit); 0 without one. */
+export function readingFit({ period, asOf }: InstantPlan, { evidence }: GatedCandidate): number {
+  return period && evidence.statedTime ? periodFit(period, evidence.statedTime, horizonOf(evidence.validTo, asOf)) : 0;
+}
+
 /**
  * A period's plan read in the page of the fact the snapshot clock found for the same question,
  * when it found one: "Cambodia's prime minister" names half of "Politics of Cambodia" and half of
@@ -105,9 +110,8 @@ export function focusedOnClockFact(plan: InstantPlan, clockAttempts: readonly At
  * the one the gate trusts most.
  */
 export function chooseByFit(attempt: Attempt): Attempt {
-  const { period, asOf, query } = attempt.plan;
-  const fitOf = ({ evidence }: GatedCandidate): number =>
-    period && evidence.statedTime ? periodFit(period, evidence.statedTime, horizonOf(evidence.validTo, asOf)) : 0;
+  const { query } = attempt.plan;
+  const fitOf = (candidate: GatedCandidate): number => readingFit(attempt.plan, candidate);
   const asked = contentTerms(query);
   const sharedOf = ({ evidence }: GatedCandidate): number => [...contentTerms(evidence.text)].filter((term) => asked.has(term)).length;
   const answered = attempt.candidates.filter((candidate) => candidate.answer !== '');

@@ -74,6 +74,8 @@ export interface AnsweringPorts {
   generators: GeneratorSource;
   /** Null runs without a gate (to collect training features): every candidate then has certainty null and none is adopted. */
   gate: Gate | null;
+  /** The gate of a period's readings in the text (readingGate.ts); without one, the certainty gate weighs them. */
+  readingGate?: Gate | null;
   /** The generator's knowledge cutoff; default the earliest snapshot's date. */
   cutoff?: Date | null;
   /** Whether the asked fact joins the retrieved passages as a candidate (default true; false measures the text path alone). */

@@ -7,7 +7,8 @@ import { SnapshotRepository } from '../../src/graph/snapshotRepository.js';
 import { CertaintyGate, GATE_CLASSES, GATE_FEATURES } from '../../src/qa/certaintyGate.js';
 import { GeneratorRegistry } from '../../src/qa/generators/index.js';
 import { analyseQuestion } from '../../src/qa/question.js';
-import { collectGateRows, trainGateModel } from '../../eval/gateTraining.js';
+import { collectGateRows, firstRoundCandidates, periodReadingCandidates, trainGateModel } from '../../eval/gateTraining.js';
+import { READING_GATE_FEATURES } from '../../src/qa/readingGate.js';
 import { RetrievalMode } from '../../src/qa/types.js';
 import type { QaItem } from '../../eval/qaFile.js';
 import { SearchMode, SearchUnit } from '../../src/retrieval/retriever.js';
@@ -331,7 +332,7 @@ describe('ask on the demo corpus', () => {
         context: q.context,
         documents: [],
       }));
-    const rows = await collectGateRows(runtime.services.answering, items, 'test');
+    const rows = await collectGateRows(firstRoundCandidates(runtime.services.answering), items, 'test');
     assert.ok(rows.every((row) => row.features.length === GATE_FEATURES.length && row.features.every(Number.isFinite)));
     assert.ok(rows.some((row) => row.label === 0) && rows.some((row) => row.label === 2), 'right and wrong candidates');
     const { model, report } = await trainGateModel(rows, { precision: 0.9 });
@@ -339,5 +340,35 @@ describe('ask on the demo corpus', () => {
     assert.ok(report.temperature > 0 && report.fitRows + report.calibrationRows === rows.length);
     assert.ok(report.calibration.adopted === 0 || report.calibration.precision >= 0.9, JSON.stringify(report.calibration));
     assert.ok(gate.adoptAt.fact > 0 && gate.adoptAt.fact <= 1 && gate.adoptAt.text > 0 && gate.adoptAt.text <= 1);
+  });
+
+  it("collects a period's readings with their own gate's features, and trains that gate on them", async () => {
+    const periods: Array<[string, string, string]> = [
+      ['Who was the prime minister of France on 10 September 2024?', '2024-10-01', 'Michel Barnier'],
+      ['Who was the prime minister of France in August 2024?', '2025-01-15', 'Gabriel Attal'],
+      ["Who was Cambodia's prime minister on 1 September 2023?", '2024-08-01', 'Hun Manet'],
+      ['Who was the prime minister of France in 2019?', '2025-01-15', 'Édouard Philippe'],
+      ['Who was the manager of Manchester United in July 2024?', '2025-01-15', 'Erik ten Hag'],
+      ['Who was the governor of the Reserve Bank of India in 2024?', '2025-01-15', 'Shaktikanta Das'],
+      ['Who won the women’s singles at Wimbledon in 2024?', '2025-02-01', 'Barbora Krejčíková'],
+      ['What was the Bank of England’s rate in July 2024?', '2024-11-01', '5.25%'],
+    ];
+    const items: QaItem[] = periods.map(([question, asOf, answer]) => ({
+      question,
+      asOf: new Date(asOf),
+      answers: [answer],
+      previousAnswers: [],
+      context: [],
+      documents: [],
+      type: null,
+    }));
+    const rows = await collectGateRows(periodReadingCandidates(runtime.services.answering), items, 'test');
+    assert.ok(rows.length > 0 && rows.every((row) => row.features.length === READING_GATE_FEATURES.length && row.features.every(Number.isFinite)));
+    const barnier = rows.find((row) => row.answer === 'Michel Barnier');
+    assert.equal(barnier?.label, 0, 'the right reading is labelled reliable');
+    assert.ok(barnier!.features[READING_GATE_FEATURES.indexOf('fit')]! > 0);
+    const { model } = await trainGateModel(rows, { precision: 0.9, features: READING_GATE_FEATURES, hidden: 0 });
+    const readingGate = CertaintyGate.fromModel(model, READING_GATE_FEATURES, 'chronoql train-reading-gate');
+    assert.equal((await readingGate.score([barnier!.features])).length, 1);
   });
 });

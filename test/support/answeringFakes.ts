@@ -52,13 +52,18 @@ function overlap(query: string, text: string): number {
   return [...contentTerms(query)].filter((term) => words.has(term)).length;
 }
 
-/** The gate of the fakes: p(reliable) from the candidate's named features, the rest split evenly. */
-export function fakeGate(reliability: (features: Record<string, number>) => number, adoptAt = { fact: 0.5, text: 0.5 }, lambda = 2): Gate {
+/** The gate of the fakes: p(reliable) from the candidate's named features (the certainty gate's, or `features`), the rest split evenly. */
+export function fakeGate(
+  reliability: (features: Record<string, number>) => number,
+  adoptAt = { fact: 0.5, text: 0.5 },
+  lambda = 2,
+  features: readonly string[] = GATE_FEATURES,
+): Gate {
   return {
     lambda,
     score: async (rows) =>
       rows.map((row): Certainty => {
-        const reliable = reliability(Object.fromEntries(GATE_FEATURES.map((name, i) => [name, row[i]!])));
+        const reliable = reliability(Object.fromEntries(features.map((name, i) => [name, row[i]!])));
         return { reliable, misleading: (1 - reliable) / 2, uncertain: (1 - reliable) / 2 };
       }),
     threshold: (evidence: Evidence) => (evidence.kind === EvidenceKind.FACT ? adoptAt.fact : adoptAt.text),

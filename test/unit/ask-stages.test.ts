@@ -6,6 +6,7 @@ import { AskService } from '../../src/qa/askService.js';
 import { QuestionPlanner } from '../../src/qa/planning.js';
 import { DecisionAction, RetrievalMode, type AskRequest } from '../../src/qa/types.js';
 import { inRequestScope, RequestTimeoutError } from '../../src/platform/requestScope.js';
+import { READING_GATE_FEATURES } from '../../src/qa/readingGate.js';
 import { fakeGate, fakePorts, type FakeWorld } from '../support/answeringFakes.js';
 
 /** France's prime ministers as a store of four snapshots would hold them. */
@@ -171,6 +172,20 @@ describe('ask, stage by stage, on fakes', () => {
       assert.equal(answers[1]!.candidates[0]!.evidence.statedTime?.text, 'from 2005 to 2007');
       assert.equal(answers[1]!.candidates[0]!.evidence.text, 'He managed Alfreton Town', 'the period the question names is not read as its answer');
       assert.match(answers[1]!.decision.cues.join(' '), /read in the text the store knew as of 2022-01-01/);
+    });
+
+    it('weighs readings by their own gate where one is trained: the fit beside the reader, and its threshold adopts them', async () => {
+      // Trusts a reading whose time fits better than any reading with another answer.
+      const readingGate = fakeGate((f) => (f.fitLead! > 0 ? 0.95 : 0.2), { fact: 0.9, text: 0.9 }, 2, READING_GATE_FEATURES);
+      const ports = { ...fakePorts(CAREER), readingGate };
+      const answer = await ask({ question: 'Which team did Gary Mills manage from 2005 to 2007?', asOf: new Date('2022-01-01') }, ports);
+      assert.equal(answer.guess, 'Alfreton Town');
+      assert.equal(answer.adopted, true);
+      assert.equal(answer.certainty?.reliable, 0.95);
+      const stricter = { ...ports, readingGate: fakeGate((f) => (f.fitLead! > 0 ? 0.95 : 0.2), { fact: 0.99, text: 0.99 }, 2, READING_GATE_FEATURES) };
+      const declined = await ask({ question: 'Which team did Gary Mills manage from 2005 to 2007?', asOf: new Date('2022-01-01') }, stricter);
+      assert.equal(declined.adopted, false);
+      assert.match(declined.decision.cues[0]!, /p\(reliable\) 0\.95 is below 0\.99/);
     });
 
     it('abstains when nothing in the text states a time in the period, never "nothing is known then"', async () => {
