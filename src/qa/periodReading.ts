@@ -19,7 +19,7 @@ const KNOWN_PASSAGES = 400;
 /** Passages a search finds instead, for a question whose subject is named in other words. */
 const SEARCHED_PASSAGES = 10;
 /** Readings kept as evidence: at least this many, or k when it is more. */
-const MIN_READINGS = 5;
+const MIN_READINGS = 10;
 /** Candidates whose words fit the period at least this share of the best fit are chosen among by the gate. */
 const NEAR_BEST_FIT = 0.8;
 
