@@ -193,6 +193,9 @@ describe('MCP server over Streamable HTTP and stdio', () => {
       const { hits } = await call(side, 'search', { query: 'Who is the prime minister of France?', asOf, k: 3 });
       assert.match(hits[0].text, new RegExp(`${expected} has been prime minister`));
     }
+    const { answer: september } = await call(side, 'ask', { question: 'Who was the prime minister of France on 10 September 2024?', asOf: '2024-10-01' });
+    assert.equal(september.guess, 'Michel Barnier');
+    assert.equal(september.evidence[0].statedTime.text, 'since 5 September 2024', 'the time the text states, beside when a snapshot said it');
     const { fact } = await call(side, 'fact_as_of', { ...PRIME_MINISTER, asOf: '2024-08-01' });
     assert.deepEqual(
       [fact.validFrom, fact.validTo, fact.change, fact.previous.value],

@@ -32,14 +32,14 @@ const ASK: ToolDefinition = {
     'Answers a question from the temporal knowledge graph as of a date. Use it for questions whose answer changes over time (who holds an office, a current champion, a rate) and to ask about the past: the question may name its own time ("in July 2024", "before 2020", "currently"), which is read and shown in answer.timeScope.\n' +
     'answer.text is the answer ChronoQL stands behind (answer.adopted is true; answer.certainty.reliable is its calibrated probability of being right). ' +
     'An abstention is adopted: false with text: null: no candidate was trusted enough. Then answer.guess holds the best candidate, which may be wrong or out of date, and answer.decision.cues[0] says why; present a guess as unverified, or look further with search or fact_history.\n' +
-    'answer.evidence lists the passages, sentences and facts the answer was drawn from, chosen answer first, each with its article and the period it was valid (validFrom until validTo, null while still valid). For a follow-up question ("And before that?"), pass the earlier turns in conversation.',
+    'answer.evidence lists the passages, sentences and facts the answer was drawn from, chosen answer first, each with its article and the period it was valid (validFrom until validTo, null while still valid); for a question about a period answered from the text, statedTime is the time its words state (when it held in the world, which the snapshot clock may not know). For a follow-up question ("And before that?"), pass the earlier turns in conversation.',
   operation: `query Ask($question: String!, $asOf: DateTime, $conversation: [TurnInput!]) {
     answer: ask(question: $question, asOf: $asOf, conversation: $conversation) {
       question asOf text adopted guess
       certainty { reliable }
       timeScope { kind text from to }
       decision { action timeSensitive cues }
-      evidence { kind id articleId text validFrom validTo }
+      evidence { kind id articleId text validFrom validTo statedTime { text from to } }
       otherAnswers { text adopted from to }
     }
   }`,
