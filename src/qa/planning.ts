@@ -248,7 +248,9 @@ export class QuestionPlanner {
                 decision: {
                   action: DecisionAction.RETRIEVE,
                   timeSensitive: true,
-                  cues: [`asks about ${scope.text}: read in the text the store knew as of ${isoDay(asOf)}, where it states a time in that period`],
+                  cues: [
+                    `the question asks about "${scope.text}" ([${scope.from ? isoDay(scope.from) : '…'}, ${scope.to ? isoDay(scope.to) : '…'}), when it held in the world): read in the text the store knew as of ${isoDay(asOf)}, where it states a time in that period`,
+                  ],
                   changedSince: [],
                 },
                 period: { from: scope.from, to: scope.to },

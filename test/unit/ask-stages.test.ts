@@ -171,7 +171,10 @@ describe('ask, stage by stage, on fakes', () => {
       );
       assert.equal(answers[1]!.candidates[0]!.evidence.statedTime?.text, 'from 2005 to 2007');
       assert.equal(answers[1]!.candidates[0]!.evidence.text, 'He managed Alfreton Town', 'the period the question names is not read as its answer');
-      assert.match(answers[1]!.decision.cues.join(' '), /read in the text the store knew as of 2022-01-01/);
+      assert.match(
+        answers[1]!.decision.cues.join(' '),
+        /the question asks about "from 2005 to 2007" \(\[2005-01-01, 2008-01-01\), when it held in the world\): read in the text the store knew as of 2022-01-01/,
+      );
     });
 
     it('weighs readings by their own gate where one is trained: the fit beside the reader, and its threshold adopts them', async () => {
