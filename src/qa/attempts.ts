@@ -194,10 +194,14 @@ export async function gateCandidates(attempts: readonly Attempt[], gate: Gate | 
       }),
     };
   });
-  if (!gate) return featured;
-  const certainties = await gate.score(featured.flatMap((attempt) => attempt.candidates.map((candidate) => [...candidate.features])));
+  return gate ? scoredBy(gate, featured, (attempt) => attempt.candidates.map((candidate) => [...candidate.features])) : featured;
+}
+
+/** Every candidate's certainty from one gate call over all attempts' rows (`rowsOf`: one row per candidate, in order). */
+export async function scoredBy(gate: Gate, attempts: readonly Attempt[], rowsOf: (attempt: Attempt) => number[][]): Promise<Attempt[]> {
+  const certainties = await gate.score(attempts.flatMap(rowsOf));
   let next = 0;
-  return featured.map((attempt) => ({ ...attempt, candidates: attempt.candidates.map((candidate) => ({ ...candidate, certainty: certainties[next++]! })) }));
+  return attempts.map((attempt) => ({ ...attempt, candidates: attempt.candidates.map((candidate) => ({ ...candidate, certainty: certainties[next++]! })) }));
 }
 
 export function bestByReliability(candidates: readonly GatedCandidate[]): GatedCandidate | null {

@@ -5,7 +5,7 @@
  * words of each sentence governed by a time that fits the period, the best-fitting first. Its answer is the candidate
  * whose words fit the period best, then the one the gate trusts most.
  */
-import { contentTerms } from '../text/language.js';
+import { contentTerms, termCoverage } from '../text/language.js';
 import { SearchMode, SearchUnit } from '../retrieval/retriever.js';
 import { attemptOf, blankCandidate, type Attempt, type GatedCandidate } from './attempts.js';
 import { documentEvidence } from './evidence.js';
@@ -31,8 +31,8 @@ function horizonOf(validTo: Date | null, asOf: Date): Date {
 interface Found {
   evidence: Evidence;
   fit: number;
-  /** Content words of the question the reading shares. */
-  shared: number;
+  /** Share of the question's content words the reading holds. */
+  coverage: number;
 }
 
 /** The readings of the plan's period: its first round of evidence. */
@@ -65,11 +65,11 @@ async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<Answeri
         statedTime: { text: reading.time.text, from: reading.time.from, to: reading.time.to },
       }),
       fit: reading.fit,
-      shared: [...contentTerms(reading.text)].filter((term) => asked.has(term)).length,
+      coverage: termCoverage(asked, reading.text),
     })),
   );
   // The best fit first; among equal fits, the reading sharing most of the question's words, then the latest version.
-  found.sort((a, b) => b.fit - a.fit || b.shared - a.shared || b.evidence.validFrom.getTime() - a.evidence.validFrom.getTime());
+  found.sort((a, b) => b.fit - a.fit || b.coverage - a.coverage || b.evidence.validFrom.getTime() - a.evidence.validFrom.getTime());
   return found.slice(0, Math.max(MIN_READINGS, plan.k)).map((entry, rank) => ({ ...entry.evidence, rank: rank + 1 }));
 }
 
@@ -113,10 +113,11 @@ export function chooseByFit(attempt: Attempt): Attempt {
   const { query } = attempt.plan;
   const fitOf = (candidate: GatedCandidate): number => readingFit(attempt.plan, candidate);
   const asked = contentTerms(query);
-  const sharedOf = ({ evidence }: GatedCandidate): number => [...contentTerms(evidence.text)].filter((term) => asked.has(term)).length;
   const answered = attempt.candidates.filter((candidate) => candidate.answer !== '');
   const bestFit = Math.max(0, ...answered.map(fitOf));
-  const near = answered.filter((candidate) => fitOf(candidate) >= NEAR_BEST_FIT * bestFit).map((candidate) => ({ candidate, shared: sharedOf(candidate) }));
-  near.sort((a, b) => b.shared - a.shared || (b.candidate.certainty?.reliable ?? 0) - (a.candidate.certainty?.reliable ?? 0));
+  const near = answered
+    .filter((candidate) => fitOf(candidate) >= NEAR_BEST_FIT * bestFit)
+    .map((candidate) => ({ candidate, coverage: termCoverage(asked, candidate.evidence.text) }));
+  near.sort((a, b) => b.coverage - a.coverage || (b.candidate.certainty?.reliable ?? 0) - (a.candidate.certainty?.reliable ?? 0));
   return { ...attempt, chosen: near[0]?.candidate ?? null };
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { modelsDir } from '../platform/paths.js';
 import { contentTerms } from '../text/language.js';
 import { normalizeAnswer } from '../text/normalize.js';
-import type { Attempt, GatedCandidate } from './attempts.js';
+import { scoredBy, type Attempt, type GatedCandidate } from './attempts.js';
 import { GATE_FEATURES } from './certaintyGate.js';
 import { readingFit } from './periodReading.js';
 import type { Gate } from './ports.js';
@@ -63,9 +63,6 @@ export function readingFeatures(attempt: Attempt): number[][] {
 }
 
 /** The readings of each attempt weighed by the readings' gate: their certainty becomes its. */
-export async function gateReadings(attempts: readonly Attempt[], gate: Gate): Promise<Attempt[]> {
-  const rows = attempts.map(readingFeatures);
-  const certainties = await gate.score(rows.flat());
-  let next = 0;
-  return attempts.map((attempt) => ({ ...attempt, candidates: attempt.candidates.map((candidate) => ({ ...candidate, certainty: certainties[next++]! })) }));
+export function gateReadings(attempts: readonly Attempt[], gate: Gate): Promise<Attempt[]> {
+  return scoredBy(gate, attempts, readingFeatures);
 }
