@@ -222,7 +222,10 @@ export class IngestService {
     if (snapshot.status !== SnapshotStatus.INGESTING) return snapshot;
     const holder = await new LeaseRepository(this.db).holder('ingest');
     if (holder && !isDeadLocalOwner(holder.owner)) return snapshot;
-    return { ...snapshot, status: SnapshotStatus.FAILED, failure: interruptedIngest(snapshot.id) };
+    // An ingest finishes its snapshot before it releases the lease, so one that finished between the two reads shows here.
+    const current = (await new SnapshotRepository(this.db).find(snapshot.id)) ?? snapshot;
+    if (current.status !== SnapshotStatus.INGESTING) return current;
+    return { ...current, status: SnapshotStatus.FAILED, failure: interruptedIngest(current.id) };
   }
 
   /**

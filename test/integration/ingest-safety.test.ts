@@ -127,6 +127,14 @@ describe('ingest safety', () => {
     assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
   });
 
+  it('reports an ingest that finished between its two reads (snapshot, then lease) as COMPLETE, not interrupted', async () => {
+    const report = await runtime.services.ingest.ingest([article('a', 'x.')], { takenAt: day('2024-01-01'), source: 'test' });
+    // What a reader saw before the ingest finished and released its lease.
+    const seenWhileWriting = { ...report.snapshot, status: 'INGESTING' as typeof report.snapshot.status };
+    const outcome = await runtime.services.ingest.withOutcome(seenWhileWriting);
+    assert.deepEqual([outcome.status, outcome.failure ?? null], ['COMPLETE', null]);
+  });
+
   it('runs ingests from two processes one at a time, in date order', async () => {
     const snapshot = (word: string) =>
       Array.from({ length: 120 }, (_, i) => article(`art${i}`, `${word} leads ${i}. A fixed part.`, { Leader: `${word} ${i}` }));
