@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import type { FactRecord } from '../domain/model.js';
 import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
+import { roleAgreement } from './roleAcronyms.js';
 import type { LinkedSubject } from './subjects.js';
 
 export interface FactMatch {
@@ -41,9 +42,13 @@ export class FactLinker {
     readonly dimension: number,
   ) {}
 
-  /** The best (article, attribute) among the candidates' facts (each valid at the asked time), or null when none reaches FACT_LINKING.minScore. */
+  /**
+   * The best (article, attribute) among the candidates' facts (each valid at the asked time), or
+   * null when none reaches FACT_LINKING.minScore, or when the question names by acronym a role
+   * that the nearest attribute is not and no attribute is (the CFO of a subject with only a CEO).
+   */
   async match(
-    question: { vector: Float32Array; terms: ReadonlySet<string> },
+    question: { text: string; vector: Float32Array; terms: ReadonlySet<string> },
     candidates: ReadonlyArray<{ subject: LinkedSubject; facts: readonly FactRecord[] }>,
   ): Promise<FactMatch | null> {
     const pairs = candidates.flatMap(({ subject, facts }) => facts.map((fact) => ({ subject, fact, text: `${fact.attribute} of ${subject.title}` })));
@@ -54,11 +59,15 @@ export class FactLinker {
       const attribute = contentTerms(pair.fact.attribute);
       const wordOverlap = attribute.size === 0 ? 0 : [...attribute].filter((term) => question.terms.has(term)).length / attribute.size;
       const score = similarity + FACT_LINKING.wordOverlapWeight * wordOverlap + FACT_LINKING.coverageWeight * (pair.subject.coverage - 1);
-      return { ...pair, similarity, wordOverlap, score };
+      return { ...pair, similarity, wordOverlap, score, agreement: roleAgreement(question.text, pair.fact.attribute, pair.subject.title) };
     });
     scored.sort((a, b) => b.score - a.score);
-    const [best, second] = scored;
+    let kept = scored.filter((pair) => pair.agreement !== 'contradicts');
+    // Where the nearest attribute is another role of the asked one's shape, only the asked role itself will do.
+    if (scored[0]?.agreement === 'contradicts') kept = kept.filter((pair) => pair.agreement === 'names');
+    const best = kept[0];
     if (!best || best.score < FACT_LINKING.minScore) return null;
+    const second = scored.find((pair) => pair !== best);
     return {
       fact: best.fact,
       subject: best.subject,

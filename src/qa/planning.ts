@@ -178,8 +178,10 @@ export class QuestionPlanner {
         // ("And before that?") takes the earlier turn's too.
         const match = async (at: Date): Promise<FactMatch | null> => {
           const candidates = linked.map((subject) => ({ subject, facts: (versions.get(subject.articleId) ?? []).filter((fact) => isValidAt(fact, at)) }));
-          const byOwnWords = await this.linker.match({ vector: vectors[index]!, terms: own[index]!.terms }, candidates);
-          return byOwnWords ?? (turns.length > 0 ? this.linker.match({ vector: vectors[index]!, terms: analysis.terms }, candidates) : null);
+          const byOwnWords = await this.linker.match({ text: own[index]!.text, vector: vectors[index]!, terms: own[index]!.terms }, candidates);
+          return (
+            byOwnWords ?? (turns.length > 0 ? this.linker.match({ text: analysis.text, vector: vectors[index]!, terms: analysis.terms }, candidates) : null)
+          );
         };
         const memoryFact = (await match(cutoff))?.fact ?? null;
         const plans = await Promise.all(
@@ -283,7 +285,7 @@ export class QuestionPlanner {
             const subject = index.unnamed(id);
             return subject ? [{ subject, facts: (versions.get(id) ?? []).filter((fact) => isValidAt(fact, plan.asOf)) }] : [];
           });
-        const factMatch = await this.linker.match({ vector: plan.vector, terms: plan.question.terms }, candidates);
+        const factMatch = await this.linker.match({ text: plan.question.text, vector: plan.vector, terms: plan.question.terms }, candidates);
         return factMatch
           ? { ...plan, factMatch, formerValues: formerValues(versions.get(factMatch.fact.subject) ?? [], factMatch.fact, plan.asOf) }
           : { ...plan, factMatch };

@@ -83,6 +83,16 @@ describe('ask on the demo corpus', () => {
     }
   });
 
+  it("gives no fact for a role the subject lacks: Boeing's chief financial officer is not its CEO", async () => {
+    const { data, errors } = await execute(runtime, ASK, { q: "Who is Boeing's chief financial officer?", asOf: '2024-10-01', mode: 'ADAPTIVE' });
+    assert.equal(errors, undefined);
+    assert.deepEqual(
+      data.ask.evidence.filter((evidence: { kind: string }) => evidence.kind === 'FACT'),
+      [],
+    );
+    assert.equal(data.ask.adopted, false, `got ${data.ask.guess}`);
+  });
+
   it('reads the time a question names: the value valid then, with the other answers of a period', async () => {
     const inJuly = await execute(runtime, ASK, { q: 'Who was the manager of Manchester United in July 2024?', asOf: '2025-01-15', mode: 'GATED' });
     assert.deepEqual(inJuly.data.ask.timeScope, { kind: 'DURING', text: 'in July 2024', from: '2024-07-01T00:00:00.000Z', to: '2024-08-01T00:00:00.000Z' });

@@ -4,6 +4,10 @@ import { exactMatch, f1Score, matchAccuracy } from '../../src/qa/answerMetrics.j
 import { trainSoftmaxRegression } from '../../src/learning/softmaxRegression.js';
 import { analyseQuestion, expectedAnswerType, questionNames } from '../../src/qa/question.js';
 import { SubjectIndex } from '../../src/qa/subjects.js';
+import { roleAgreement } from '../../src/qa/roleAcronyms.js';
+import { FactLinker } from '../../src/qa/factLinker.js';
+import { FactChangeKind, type FactRecord } from '../../src/domain/model.js';
+import { contentTerms } from '../../src/text/language.js';
 import { AnswerType } from '../../src/text/annotation.js';
 import { Classifier } from '../../src/native/index.js';
 
@@ -57,6 +61,41 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(linked('Who won the Frnace election?')[0], ['France', 1], 'in a name written with a capital');
     assert.deepEqual(linked('How is mail sorted?'), [], 'a short word is not matched across a typo');
     assert.equal(index.unnamed('France')?.coverage, 0);
+  });
+
+  it('tells the role an acronym names from another of its shape: the CFO is not the CEO', () => {
+    const cases: Array<[string, string, string, string]> = [
+      ["Who is Boeing's chief financial officer?", 'CEO', 'Boeing', 'contradicts'],
+      ["Who is Boeing's CFO?", 'CEO', 'Boeing', 'contradicts'],
+      ['Who is the CEO of Boeing?', 'CEO', 'Boeing', 'names'],
+      ["Who is Boeing's chief executive officer?", 'CEO', 'Boeing', 'names'],
+      ['Who is the CFO?', 'Chief executive officer', 'Boeing', 'contradicts'],
+      ["Who was Starbucks' chief executive in mid-2024?", 'CEO', 'Starbucks', 'silent'],
+      ['Who is the current chief of Boeing operations?', 'CEO', 'Boeing', 'silent'],
+      ['Who is the FIFA president?', 'President', 'FIFA', 'silent'],
+    ];
+    for (const [question, attribute, title, expected] of cases) assert.equal(roleAgreement(question, attribute, title), expected, question);
+  });
+
+  it('links no fact when the question names a role the subject lacks, rather than the nearest one it has', async () => {
+    // Every attribute is equally near by meaning here: only the words and the acronyms decide.
+    const linker = new FactLinker(async (texts) => new Float32Array(texts.length * 2).fill(Math.SQRT1_2), 2);
+    const fact = (attribute: string, value: string): FactRecord => ({
+      ...{ id: attribute, subject: 'Boeing', attribute, value, change: FactChangeKind.NEW, addedMembers: [], removedMembers: [] },
+      ...{ validFrom: new Date('2024-01-01'), validTo: null, recordedAt: new Date('2024-01-01'), eventTimes: [] },
+    });
+    const subject = { articleId: 'Boeing', title: 'Boeing', coverage: 1, words: ['boeing'] };
+    const linked = async (question: string, attributes: FactRecord[]) =>
+      (
+        await linker.match({ text: question, vector: Float32Array.of(Math.SQRT1_2, Math.SQRT1_2), terms: contentTerms(question) }, [
+          { subject, facts: attributes },
+        ])
+      )?.fact.value ?? null;
+    const ceoOnly = [fact('CEO', 'Kelly Ortberg'), fact('Chairman', 'Steve Mollenkopf')];
+    assert.equal(await linked("Who is Boeing's chief financial officer?", ceoOnly), null);
+    assert.equal(await linked("Who is Boeing's chief executive officer?", ceoOnly), 'Kelly Ortberg');
+    assert.equal(await linked("Who is Boeing's chief financial officer?", [...ceoOnly, fact('CFO', 'Brian West')]), 'Brian West');
+    assert.equal(await linked("Who is Boeing's chairman?", ceoOnly), 'Steve Mollenkopf');
   });
 
   it('trains a softmax regression that separates two classes, deterministically', () => {
