@@ -8,17 +8,24 @@ import { isAdopted, type Attempt, type GatedCandidate } from './attempts.js';
 import type { AskedQuestion } from './planning.js';
 import type { Gate } from './ports.js';
 import { mergeScopedAnswers } from './scopedAnswers.js';
+import { typeMisfit } from './typeMisfit.js';
 import { isoDay } from '../domain/time.js';
 import { contentTerms } from '../text/language.js';
 import { normalizeAnswer } from '../text/normalize.js';
 import { DecisionAction, EvidenceKind, type AnswerResult, type ScopedAnswer, type StageTimings } from './types.js';
 
 /** Why the best guess is not adopted. */
-function abstention(chosen: GatedCandidate, gate: Gate | null, strangers: readonly string[], unsaid: readonly string[]): string {
+function abstention(
+  chosen: GatedCandidate,
+  gate: Gate | null,
+  refusals: { strangers: readonly string[]; unsaid: readonly string[]; misfit: string | null },
+): string {
+  const { strangers, unsaid, misfit } = refusals;
   if (strangers.length > 0)
     return `not adopted: the store knows nothing about ${strangers.map((name) => `"${name}"`).join(', ')}; "${chosen.answer}" is the best guess`;
   if (unsaid.length > 0)
     return `not adopted: the words read ("${chosen.evidence.text}") do not say "${unsaid.join(' ')}"; "${chosen.answer}" is the best guess`;
+  if (misfit !== null) return `not adopted: ${misfit}; "${chosen.answer}" is the best guess`;
   if (gate === null) return 'not adopted: no certainty gate is trained (chronoql train-gate)';
   if (chosen.certainty === null) return 'not adopted: the answer comes from the generator alone, which the gate does not score';
   return `not adopted: p(reliable) ${chosen.certainty.reliable.toFixed(2)} is below ${gate.threshold(chosen.evidence).toFixed(2)}, where answers from ${chosen.evidence.kind === EvidenceKind.FACT ? 'facts' : 'text'} are adopted; "${chosen.answer}" is the best guess`;
@@ -152,14 +159,15 @@ function answerFrom(
   notes: readonly string[] = [],
 ): AnswerResult {
   const { plan, chosen, candidates, rounds } = attempt;
-  // An answer about something the store has never heard of, or read in words that do not say what
-  // is asked, is not adopted, however sure the gate is.
+  // An answer about something the store has never heard of, read in words that do not say what is
+  // asked, or of another type than asked, is not adopted, however sure the gate is.
   const strangers = plan.unheardOf;
-  const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0;
+  const misfit = chosen?.answer ? typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) : null;
+  const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && misfit === null;
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));
   const guess = chosen?.answer || null;
   const stated = chosen?.evidence.statedTime ? [`the text states "${chosen.evidence.statedTime.text}" in ${chosen.evidence.articleId}`] : [];
-  const cues = [...(adopted || guess === null ? [] : [abstention(chosen!, gate, strangers, unsaid)]), ...plan.decision.cues, ...stated, ...notes];
+  const cues = [...(adopted || guess === null ? [] : [abstention(chosen!, gate, { strangers, unsaid, misfit })]), ...plan.decision.cues, ...stated, ...notes];
   return {
     question: asked.question,
     text: adopted ? guess : null,

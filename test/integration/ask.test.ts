@@ -93,6 +93,16 @@ describe('ask on the demo corpus', () => {
     assert.equal(data.ask.adopted, false, `got ${data.ask.guess}`);
   });
 
+  it('does not adopt a place for a who-question: City beat Inter Milan in Istanbul, not Istanbul', async () => {
+    const { data } = await execute(runtime, ASK, {
+      q: 'Who did Manchester City beat in the 2023 Champions League final?',
+      asOf: '2024-10-01',
+      mode: 'ADAPTIVE',
+    });
+    assert.ok(data.ask.guess === 'Inter Milan' || !data.ask.adopted, `adopted ${data.ask.guess}`);
+    if (!data.ask.adopted) assert.match(data.ask.decision.cues[0], /^not adopted: "Istanbul" reads as a place or a time|^not adopted: p\(reliable\)/);
+  });
+
   it('reads the time a question names: the value valid then, with the other answers of a period', async () => {
     const inJuly = await execute(runtime, ASK, { q: 'Who was the manager of Manchester United in July 2024?', asOf: '2025-01-15', mode: 'GATED' });
     assert.deepEqual(inJuly.data.ask.timeScope, { kind: 'DURING', text: 'in July 2024', from: '2024-07-01T00:00:00.000Z', to: '2024-08-01T00:00:00.000Z' });

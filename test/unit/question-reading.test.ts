@@ -5,6 +5,7 @@ import { trainSoftmaxRegression } from '../../src/learning/softmaxRegression.js'
 import { analyseQuestion, expectedAnswerType, questionNames } from '../../src/qa/question.js';
 import { SubjectIndex } from '../../src/qa/subjects.js';
 import { roleAgreement } from '../../src/qa/roleAcronyms.js';
+import { typeMisfit } from '../../src/qa/typeMisfit.js';
 import { FactLinker } from '../../src/qa/factLinker.js';
 import { FactChangeKind, type FactRecord } from '../../src/domain/model.js';
 import { contentTerms } from '../../src/text/language.js';
@@ -96,6 +97,18 @@ describe('answer metrics and question reading', () => {
     assert.equal(await linked("Who is Boeing's chief executive officer?", ceoOnly), 'Kelly Ortberg');
     assert.equal(await linked("Who is Boeing's chief financial officer?", [...ceoOnly, fact('CFO', 'Brian West')]), 'Brian West');
     assert.equal(await linked("Who is Boeing's chairman?", ceoOnly), 'Steve Mollenkopf');
+  });
+
+  it('reads a name after "in" as no answer to who, and one after "by" as no answer to where', () => {
+    const final = 'Manchester City won the 2023 final in Istanbul, defeating Inter Milan 1–0.';
+    assert.match(typeMisfit(AnswerType.NAME, 'Istanbul', final) ?? '', /^"Istanbul" reads as a place or a time \("in Istanbul"\)/);
+    assert.equal(typeMisfit(AnswerType.NAME, 'Inter Milan', final), null);
+    assert.equal(typeMisfit(AnswerType.PLACE, 'Istanbul', final), null);
+    assert.equal(typeMisfit(AnswerType.NAME, 'Istanbul', `${final} Istanbul bid again.`), null, 'one mention not after "in" may be a name');
+    assert.equal(typeMisfit(AnswerType.NAME, 'James Cameron', "He starred in James Cameron's film."), null, 'a possessive says nothing');
+    assert.equal(typeMisfit(AnswerType.NAME, 'the board', 'Power lies in the board.'), null, 'only names are typed by it');
+    assert.match(typeMisfit(AnswerType.PLACE, 'Gustave Eiffel', 'The tower was designed by Gustave Eiffel.') ?? '', /reads as who did something/);
+    assert.equal(typeMisfit(AnswerType.THING, 'Istanbul', final), null);
   });
 
   it('trains a softmax regression that separates two classes, deterministically', () => {
