@@ -136,7 +136,9 @@ export class QuestionPlanner {
       }
       return { ...checkRequest(request, defaultAsOf, first.takenAt, at), generator };
     });
-    const own = checked.map(({ question }) => analyseQuestion(question));
+    // Read as the store writes its names: a typo in a title word would cost the fact, the search and the reader their match.
+    const respelled = checked.map(({ question }) => subjects.respell(question));
+    const own = respelled.map((question) => analyseQuestion(question));
     const analyses = checked.map(({ turns }, index) => analyseInConversation(own[index]!, turns));
     // A bare follow-up ("And before that?") means what the turn before it asked.
     const meanings = checked.map(({ turns }, index) =>
@@ -146,7 +148,7 @@ export class QuestionPlanner {
     const planned = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
       const summary = conversationSummary(turns);
-      const linked = subjects.link(`${summary} ${question}`);
+      const linked = subjects.link(`${summary} ${respelled[index]}`);
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!, scope?.text);
       const unknownNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));

@@ -95,9 +95,22 @@ function wordsNamed(question: QuestionWord, title: Title, at: number): number {
   return 0;
 }
 
+/** A question word that names a title word only across a typo, and that title word. */
+interface Respelling {
+  written: string;
+  title: string;
+}
+
+interface Alignment {
+  coverage: number;
+  words: string[];
+  respellings: Respelling[];
+}
+
 export class SubjectIndex {
   private readonly titles: Title[] = [];
   private readonly byId = new Map<string, Title>();
+  private readonly titleWords = new Set<string>();
 
   constructor(articles: ReadonlyArray<{ id: string; title: string }>) {
     for (const article of articles) {
@@ -106,6 +119,7 @@ export class SubjectIndex {
       const contentCount = content.filter(Boolean).length;
       const title = { articleId: article.id, title: article.title, words, content, contentCount };
       this.byId.set(article.id, title);
+      for (const word of words) this.titleWords.add(word);
       if (contentCount > 0) this.titles.push(title);
     }
   }
@@ -118,13 +132,32 @@ export class SubjectIndex {
 
   /** The articles the text names, best covered first. */
   link(text: string): LinkedSubject[] {
+    return this.aligned(text)
+      .map(({ title, alignment }) => ({ articleId: title.articleId, title: title.title, coverage: alignment.coverage, words: alignment.words }))
+      .sort((a, b) => b.coverage - a.coverage || b.words.length - a.words.length || a.title.localeCompare(b.title));
+  }
+
+  /**
+   * The text with each word that names a linked title only across a typo, and is no title's word
+   * itself, written as the title writes it ("who manages real madird?" → "who manages real
+   * madrid?"), so that the encoder, the reader and the search read the name the store knows.
+   */
+  respell(text: string): string {
+    const respellings = new Map(this.aligned(text).flatMap(({ alignment }) => alignment.respellings.map(({ written, title }) => [written, title])));
+    if (respellings.size === 0) return text;
+    return text.replace(/[\p{L}\p{N}]+/gu, (word) => {
+      const title = respellings.get(normalizeAnswer(word));
+      if (title === undefined) return word;
+      return /^\p{Lu}/u.test(word) ? title[0]!.toUpperCase() + title.slice(1) : title;
+    });
+  }
+
+  private aligned(text: string): Array<{ title: Title; alignment: Alignment }> {
     const words = questionWords(text);
-    const found: LinkedSubject[] = [];
-    for (const title of this.titles) {
-      const best = this.bestAlignment(words, title);
-      if (best.coverage >= MIN_TITLE_COVERAGE) found.push({ articleId: title.articleId, title: title.title, coverage: best.coverage, words: best.words });
-    }
-    return found.sort((a, b) => b.coverage - a.coverage || b.words.length - a.words.length || a.title.localeCompare(b.title));
+    return this.titles.flatMap((title) => {
+      const alignment = this.bestAlignment(words, title);
+      return alignment.coverage >= MIN_TITLE_COVERAGE ? [{ title, alignment }] : [];
+    });
   }
 
   /**
@@ -132,13 +165,14 @@ export class SubjectIndex {
    * left to right (title words may be left out; at most one unmatched question word between
    * two matches).
    */
-  private bestAlignment(words: readonly QuestionWord[], title: Title): { coverage: number; words: string[] } {
-    let best = { coverage: 0, words: [] as string[] };
+  private bestAlignment(words: readonly QuestionWord[], title: Title): Alignment {
+    let best: Alignment = { coverage: 0, words: [], respellings: [] };
     for (let start = 0; start < words.length; start++) {
       let at = 0;
       let covered = 0;
       let skipped = 0;
       const used: string[] = [];
+      const respellings: Respelling[] = [];
       for (let q = start; q < words.length && at < title.words.length; q++) {
         let matched = false;
         for (let t = at; t < title.words.length; t++) {
@@ -147,6 +181,8 @@ export class SubjectIndex {
           for (let k = t; k < t + named; k++) if (title.content[k]) covered++;
           at = t + named;
           used.push(words[q]!.lower);
+          const written = words[q]!.lower;
+          if (!this.titleWords.has(written) && oneTypoApart(written, title.words[t]!)) respellings.push({ written, title: title.words[t]! });
           matched = true;
           break;
         }
@@ -154,7 +190,7 @@ export class SubjectIndex {
         else if (used.length === 0 || ++skipped > MAX_SKIPPED_QUESTION_WORDS) break;
       }
       const coverage = covered / title.contentCount;
-      if (coverage > best.coverage) best = { coverage, words: used };
+      if (coverage > best.coverage) best = { coverage, words: used, respellings };
     }
     return best;
   }

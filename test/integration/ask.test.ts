@@ -64,6 +64,7 @@ describe('ask on the demo corpus', () => {
       ['How long is the Danube?', '2025-01-15', ['2,850 km']],
       ['Who was the manager of Manchester United in July 2024?', '2025-01-15', ['Erik ten Hag']],
       ['Who was the governor of the Reserve Bank of India in 2024?', '2025-01-15', ['Shaktikanta Das']],
+      ['who wears the armband at liverpol?', '2024-10-01', ['Virgil van Dijk']],
       ['Who is the CEO of Nvidia?', '2025-01-15', null],
     ];
     for (const [question, asOf, gold] of cases) {

@@ -62,6 +62,10 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(linked('Who won the Frnace election?')[0], ['France', 1], 'in a name written with a capital');
     assert.deepEqual(linked('How is mail sorted?'), [], 'a short word is not matched across a typo');
     assert.equal(index.unnamed('France')?.coverage, 0);
+    assert.equal(index.respell('who manages real madird?'), 'who manages real madrid?');
+    assert.equal(index.respell('Who won the Frnace election?'), 'Who won the France election?');
+    assert.equal(index.respell('Who manages Man Utd?'), 'Who manages Man Utd?', 'short forms are not typos');
+    assert.equal(index.respell('Which club plays at Anfeild?'), 'Which club plays at Anfeild?', 'no title named, nothing respelled');
   });
 
   it('tells the role an acronym names from another of its shape: the CFO is not the CEO', () => {
