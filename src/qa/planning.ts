@@ -16,7 +16,7 @@ import { FactLinker, formerValues, type FactMatch } from './factLinker.js';
 import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, questionNames, type QuestionAnalysis } from './question.js';
-import { SubjectIndex, type LinkedSubject } from './subjects.js';
+import { respell, SubjectIndex, type LinkedSubject } from './subjects.js';
 import type { Period } from './textTime.js';
 import { readTimeScope, scopeInstants, TimeScopeKind, type ScopeInstants, type TimeScope } from './timeScope.js';
 import { DecisionAction, EvidenceKind, RetrievalMode, type AskRequest, type Decision, type Evidence, type Turn } from './types.js';
@@ -136,8 +136,11 @@ export class QuestionPlanner {
       }
       return { ...checkRequest(request, defaultAsOf, first.takenAt, at), generator };
     });
-    // Read as the store writes its names: a typo in a title word would cost the fact, the search and the reader their match.
-    const respelled = checked.map(({ question }) => subjects.respell(question));
+    // Read as the store writes its names: a typo in a title word would cost the fact, the search and the
+    // reader their match. A word the store's text uses ("Dutch", "armed") is no typo, whatever title it is near.
+    const typos = checked.map(({ question }) => subjects.typos(question));
+    const unwritten = new Set(await search.namesNeverMentioned([...new Set(typos.flatMap((found) => [...found.keys()]))]));
+    const respelled = checked.map(({ question }, index) => respell(question, new Map([...typos[index]!].filter(([written]) => unwritten.has(written)))));
     const own = respelled.map((question) => analyseQuestion(question));
     const analyses = checked.map(({ turns }, index) => analyseInConversation(own[index]!, turns));
     // A bare follow-up ("And before that?") means what the turn before it asked.

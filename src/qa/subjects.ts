@@ -72,6 +72,11 @@ function oneTypoApart(a: string, b: string): boolean {
 /** Words shorter than this are not matched across a typo: "mail" and "mali" are both words. */
 const MIN_TYPO_WORD = 5;
 
+/** A misspelling of `word`, not a short form of it ("Mar" is March, not a typo of "Mary"). */
+function isTypoOf(written: string, word: string): boolean {
+  return written.length >= MIN_TYPO_WORD && !word.startsWith(written) && !written.startsWith(word) && oneTypoApart(written, word);
+}
+
 /** How many title words (from `at`) one question word stands for: 0 when it names none of them. */
 function wordsNamed(question: QuestionWord, title: Title, at: number): number {
   const word = title.words[at]!;
@@ -138,18 +143,21 @@ export class SubjectIndex {
   }
 
   /**
-   * The text with each word that names a linked title only across a typo, and is no title's word
-   * itself, written as the title writes it ("who manages real madird?" → "who manages real
-   * madrid?"), so that the encoder, the reader and the search read the name the store knows.
+   * The words of the text that name a linked title only across a typo and are no title's word
+   * themselves, each with the title word it misspells ("madird" → "madrid"); where two titles offer
+   * different words, the better-covered one decides ("Michal Krasenkow" names Michał, not the
+   * Michel of a title it names by half), and a tie offers none.
    */
-  respell(text: string): string {
-    const respellings = new Map(this.aligned(text).flatMap(({ alignment }) => alignment.respellings.map(({ written, title }) => [written, title])));
-    if (respellings.size === 0) return text;
-    return text.replace(/[\p{L}\p{N}]+/gu, (word) => {
-      const title = respellings.get(normalizeAnswer(word));
-      if (title === undefined) return word;
-      return /^\p{Lu}/u.test(word) ? title[0]!.toUpperCase() + title.slice(1) : title;
-    });
+  typos(text: string): Map<string, string> {
+    const best = new Map<string, { title: string | null; coverage: number }>();
+    for (const { alignment } of this.aligned(text)) {
+      for (const { written, title } of alignment.respellings) {
+        const seen = best.get(written);
+        if (!seen || alignment.coverage > seen.coverage) best.set(written, { title, coverage: alignment.coverage });
+        else if (alignment.coverage === seen.coverage && seen.title !== title) seen.title = null;
+      }
+    }
+    return new Map([...best].flatMap(([written, { title }]) => (title === null ? [] : [[written, title] as const])));
   }
 
   private aligned(text: string): Array<{ title: Title; alignment: Alignment }> {
@@ -182,7 +190,7 @@ export class SubjectIndex {
           at = t + named;
           used.push(words[q]!.lower);
           const written = words[q]!.lower;
-          if (!this.titleWords.has(written) && oneTypoApart(written, title.words[t]!)) respellings.push({ written, title: title.words[t]! });
+          if (isTypoOf(written, title.words[t]!) && !this.titleWords.has(written)) respellings.push({ written, title: title.words[t]! });
           matched = true;
           break;
         }
@@ -194,4 +202,14 @@ export class SubjectIndex {
     }
     return best;
   }
+}
+
+/** The text with each of `typos`' words written as the title does ("who manages real madird?" → "who manages real madrid?"). */
+export function respell(text: string, typos: ReadonlyMap<string, string>): string {
+  if (typos.size === 0) return text;
+  return text.replace(/[\p{L}\p{N}]+/gu, (word) => {
+    const title = typos.get(normalizeAnswer(word));
+    if (title === undefined) return word;
+    return /^\p{Lu}/u.test(word) ? title[0]!.toUpperCase() + title.slice(1) : title;
+  });
 }
