@@ -15,8 +15,6 @@ const MISREAD: Partial<Record<AnswerType, { before: string; reads: string }>> = 
   [AnswerType.PLACE]: { before: 'by', reads: 'who did something' },
 };
 
-const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /**
  * Why `answer` is not what a question of `type` asks for, when every mention of it in `evidence`
  * follows the word that makes it another type ("in Istanbul" for who); null when it may be.
@@ -24,8 +22,15 @@ const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\
 export function typeMisfit(type: AnswerType, answer: string, evidence: string): string | null {
   const misread = MISREAD[type];
   if (!misread || !/^\p{Lu}/u.test(answer)) return null;
-  // A possessive names its owner ("in James Cameron's film"): that mention says nothing of the type.
-  const mentions = [...evidence.matchAll(new RegExp(`(\\S+)?\\s*${escaped(answer)}(?![\\p{L}\\p{N}])(?!['’]s\\b)`, 'gu'))];
-  if (mentions.length === 0 || !mentions.every((mention) => mention[1]?.toLowerCase() === misread.before)) return null;
+  let mentions = 0;
+  for (let at = evidence.indexOf(answer); at >= 0; at = evidence.indexOf(answer, at + 1)) {
+    const end = at + answer.length;
+    // Inside a longer word, or a possessive, which names its owner ("in James Cameron's film"): no mention of the type.
+    if (/^[\p{L}\p{N}]|^['’]s\b/u.test(evidence.slice(end, end + 3))) continue;
+    mentions++;
+    const previous = /(\S+)\s*$/u.exec(evidence.slice(Math.max(0, at - 40), at))?.[1];
+    if (previous?.toLowerCase() !== misread.before) return null;
+  }
+  if (mentions === 0) return null;
   return `"${answer}" reads as ${misread.reads} ("${misread.before} ${answer}"), which is not what the question asks`;
 }

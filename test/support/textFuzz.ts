@@ -4,9 +4,11 @@ import { seededRandom } from '../../src/learning/random.js';
 import { analyseQuestion, questionNames } from '../../src/qa/question.js';
 import { bestSpan, MAX_PASSAGE_WORDS } from '../../src/qa/reader/spanReader.js';
 import { questionFeatures, readerPassage, WORD_FEATURES, wordFeatures } from '../../src/qa/reader/wordFeatures.js';
-import { SubjectIndex } from '../../src/qa/subjects.js';
+import { roleAgreement } from '../../src/qa/roleAcronyms.js';
+import { respell, SubjectIndex } from '../../src/qa/subjects.js';
+import { typeMisfit } from '../../src/qa/typeMisfit.js';
 import { readTimeScope } from '../../src/qa/timeScope.js';
-import { annotate, candidateSpans } from '../../src/text/annotation.js';
+import { annotate, AnswerType, candidateSpans } from '../../src/text/annotation.js';
 import { readEventTimes, type EventTime } from '../../src/text/eventTimes.js';
 
 const random = seededRandom(7);
@@ -31,6 +33,12 @@ export function readEverything(question: string, text: string): void {
   questionNames(asked);
   readTimeScope(question, new Date('2025-01-15T00:00:00Z'));
   for (const subject of SUBJECTS.link(question)) assert.ok(subject.coverage >= 0.5 && subject.coverage <= 1);
+  assert.equal(typeof respell(question, SUBJECTS.typos(question)), 'string');
+  assert.ok(['names', 'contradicts', 'silent'].includes(roleAgreement(question, text, text)));
+  for (const type of [AnswerType.NAME, AnswerType.PLACE]) {
+    const misfit = typeMisfit(type, question, text);
+    assert.ok(misfit === null || misfit.startsWith(`"${question}"`));
+  }
   assert.ok(questionFeatures(asked).every(Number.isFinite));
   const passage = readerPassage(text, MAX_PASSAGE_WORDS);
   const features = wordFeatures(asked, passage);
