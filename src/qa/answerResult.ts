@@ -18,17 +18,30 @@ import { DecisionAction, EvidenceKind, type AnswerResult, type ScopedAnswer, typ
 function abstention(
   chosen: GatedCandidate,
   gate: Gate | null,
-  refusals: { strangers: readonly string[]; unsaid: readonly string[]; misfit: string | null },
+  refusals: { strangers: readonly string[]; unsaid: readonly string[]; misfit: string | null; changedSince: string | null },
 ): string {
-  const { strangers, unsaid, misfit } = refusals;
+  const { strangers, unsaid, misfit, changedSince } = refusals;
   if (strangers.length > 0)
     return `not adopted: the store knows nothing about ${strangers.map((name) => `"${name}"`).join(', ')}; "${chosen.answer}" is the best guess`;
   if (unsaid.length > 0)
     return `not adopted: the words read ("${chosen.evidence.text}") do not say "${unsaid.join(' ')}"; "${chosen.answer}" is the best guess`;
   if (misfit !== null) return `not adopted: ${misfit}; "${chosen.answer}" is the best guess`;
+  if (changedSince !== null) return `not adopted: ${changedSince}; "${chosen.answer}" is the best guess`;
   if (gate === null) return 'not adopted: no certainty gate is trained (chronoql train-gate)';
   if (chosen.certainty === null) return 'not adopted: the answer comes from the generator alone, which the gate does not score';
   return `not adopted: p(reliable) ${chosen.certainty.reliable.toFixed(2)} is below ${gate.threshold(chosen.evidence).toFixed(2)}, where answers from ${chosen.evidence.kind === EvidenceKind.FACT ? 'facts' : 'text'} are adopted; "${chosen.answer}" is the best guess`;
+}
+
+/**
+ * Why the answer, the asked fact's current value, may not answer a question that names a past
+ * year as an event: the fact had another value then ("Who won the 2023 final?" is not answered by
+ * the 2024 champion). Null when it may.
+ */
+function changedSinceNamedYear(plan: Attempt['plan'], answer: string): string | null {
+  const then = plan.namedYearValue;
+  const fact = plan.factMatch?.fact;
+  if (!then || !fact || normalizeAnswer(answer) !== normalizeAnswer(fact.value)) return null;
+  return `the question names ${then.year}, and "${fact.attribute}" of ${fact.subject} has changed since (at the end of ${then.year}: "${then.value}")`;
 }
 
 /**
@@ -163,11 +176,17 @@ function answerFrom(
   // asked, or of another type than asked, is not adopted, however sure the gate is.
   const strangers = plan.unheardOf;
   const misfit = chosen?.answer ? typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) : null;
-  const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && misfit === null;
+  const changedSince = chosen?.answer ? changedSinceNamedYear(plan, chosen.answer) : null;
+  const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && misfit === null && changedSince === null;
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));
   const guess = chosen?.answer || null;
   const stated = chosen?.evidence.statedTime ? [`the text states "${chosen.evidence.statedTime.text}" in ${chosen.evidence.articleId}`] : [];
-  const cues = [...(adopted || guess === null ? [] : [abstention(chosen!, gate, { strangers, unsaid, misfit })]), ...plan.decision.cues, ...stated, ...notes];
+  const cues = [
+    ...(adopted || guess === null ? [] : [abstention(chosen!, gate, { strangers, unsaid, misfit, changedSince })]),
+    ...plan.decision.cues,
+    ...stated,
+    ...notes,
+  ];
   return {
     question: asked.question,
     text: adopted ? guess : null,

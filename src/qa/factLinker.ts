@@ -94,3 +94,23 @@ export function formerValues(versions: readonly FactRecord[], fact: FactRecord, 
     .filter((other) => other.attribute === fact.attribute && other.validTo !== null && other.validTo <= instant && other.value !== fact.value)
     .map((other) => other.value);
 }
+
+/**
+ * The value `fact`'s attribute had at the end of a past year the question names as an event ("the
+ * 2023 final"), when it differs from `fact`'s: the current Champion is not the winner of the 2023
+ * final. Null when no such year is named, or the store has no other value for it then.
+ */
+export function valueOfNamedYear(
+  versions: readonly FactRecord[],
+  fact: FactRecord,
+  years: readonly number[],
+  instant: Date,
+): { year: number; value: string } | null {
+  for (const year of years) {
+    const end = new Date(Date.UTC(year + 1, 0, 1) - 1);
+    if (end >= instant) continue;
+    const then = versions.find((other) => other.attribute === fact.attribute && other.validFrom <= end && (other.validTo === null || other.validTo > end));
+    if (then && then.value !== fact.value) return { year, value: then.value };
+  }
+  return null;
+}

@@ -12,7 +12,7 @@ import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
 import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
 import { decideRetrieval } from './decision.js';
 import { documentEvidence, factEvidence } from './evidence.js';
-import { FactLinker, formerValues, type FactMatch } from './factLinker.js';
+import { FactLinker, formerValues, valueOfNamedYear, type FactMatch } from './factLinker.js';
 import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, questionNames, type QuestionAnalysis } from './question.js';
@@ -39,6 +39,8 @@ export interface InstantPlan {
   /** The asked fact valid at asOf (or its previous version, for "before that"). */
   readonly factMatch: FactMatch | null;
   readonly formerValues: readonly string[];
+  /** A past year the question names as an event ("the 2023 final"), with the asked fact's other value at its end. */
+  readonly namedYearValue: { year: number; value: string } | null;
   readonly memoryFact: FactRecord | null;
   readonly conversationEvidence: readonly Evidence[];
   readonly decision: Decision;
@@ -227,6 +229,7 @@ export class QuestionPlanner {
               profiles,
               factMatch,
               formerValues: asked ? formerValues(versions.get(asked.subject) ?? [], asked, instant) : [],
+              namedYearValue: asked && !scope ? valueOfNamedYear(versions.get(asked.subject) ?? [], asked, analysis.years, instant) : null,
               memoryFact,
               conversationEvidence: continued.evidence,
               decision: settledDecision(decision, mode, { turns, summary, covered: continued.covered, cues: continued.cues }),
@@ -250,6 +253,7 @@ export class QuestionPlanner {
                 profiles: profilesAt.get(asOf.getTime())!,
                 factMatch: null,
                 formerValues: [],
+                namedYearValue: null,
                 memoryFact: null,
                 conversationEvidence: [],
                 decision: {

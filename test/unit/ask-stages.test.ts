@@ -103,6 +103,31 @@ describe('ask, stage by stage, on fakes', () => {
     assert.match(answer.decision.cues.join(' '), /knows nothing about "atlantis"/i);
   });
 
+  it('does not adopt the current value for a past year the question names as an event: the 2024 champion did not win the 2023 final', async () => {
+    const league: FakeWorld = {
+      snapshots: ['2023-07-01', '2024-07-01'],
+      articles: [
+        {
+          id: 'Champions League',
+          facts: [
+            { attribute: 'Champion', value: 'Manchester City', from: '2023-07-01', to: '2024-07-01' },
+            { attribute: 'Champion', value: 'Real Madrid', from: '2024-07-01' },
+          ],
+          passages: [{ text: 'The Champions League is a club competition.', from: '2023-07-01' }],
+        },
+      ],
+    };
+    const asked = (question: string) => ask({ question, asOf: new Date('2024-10-01') }, fakePorts(league));
+    const past = await asked('Who is the Champions League champion of the 2023 final?');
+    assert.deepEqual([past.guess, past.adopted], ['Real Madrid', false]);
+    assert.match(
+      past.decision.cues[0]!,
+      /^not adopted: the question names 2023, and "Champion" of Champions League has changed since \(at the end of 2023: "Manchester City"\)/,
+    );
+    const current = await asked('Who is the Champions League champion of the 2024 final?');
+    assert.deepEqual([current.guess, current.adopted], ['Real Madrid', true], 'a year not yet over is no past event');
+  });
+
   it('answers a question about a period at each instant the store can differ, the longest-held answer first', async () => {
     const answer = await ask({ question: 'Who was the prime minister of France between 2024 and 2025?', asOf: new Date('2025-03-01') });
     assert.equal(answer.timeScope?.kind, 'DURING');
