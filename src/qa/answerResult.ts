@@ -18,15 +18,14 @@ import { DecisionAction, EvidenceKind, type AnswerResult, type ScopedAnswer, typ
 function abstention(
   chosen: GatedCandidate,
   gate: Gate | null,
-  refusals: { strangers: readonly string[]; unsaid: readonly string[]; misfit: string | null; changedSince: string | null },
+  refusals: { strangers: readonly string[]; unsaid: readonly string[]; objection: string | null },
 ): string {
-  const { strangers, unsaid, misfit, changedSince } = refusals;
+  const { strangers, unsaid, objection } = refusals;
   if (strangers.length > 0)
     return `not adopted: the store knows nothing about ${strangers.map((name) => `"${name}"`).join(', ')}; "${chosen.answer}" is the best guess`;
   if (unsaid.length > 0)
     return `not adopted: the words read ("${chosen.evidence.text}") do not say "${unsaid.join(' ')}"; "${chosen.answer}" is the best guess`;
-  if (misfit !== null) return `not adopted: ${misfit}; "${chosen.answer}" is the best guess`;
-  if (changedSince !== null) return `not adopted: ${changedSince}; "${chosen.answer}" is the best guess`;
+  if (objection !== null) return `not adopted: ${objection}; "${chosen.answer}" is the best guess`;
   if (gate === null) return 'not adopted: no certainty gate is trained (chronoql train-gate)';
   if (chosen.certainty === null) return 'not adopted: the answer comes from the generator alone, which the gate does not score';
   return `not adopted: p(reliable) ${chosen.certainty.reliable.toFixed(2)} is below ${gate.threshold(chosen.evidence).toFixed(2)}, where answers from ${chosen.evidence.kind === EvidenceKind.FACT ? 'facts' : 'text'} are adopted; "${chosen.answer}" is the best guess`;
@@ -173,16 +172,18 @@ function answerFrom(
 ): AnswerResult {
   const { plan, chosen, candidates, rounds } = attempt;
   // An answer about something the store has never heard of, read in words that do not say what is
-  // asked, or of another type than asked, is not adopted, however sure the gate is.
+  // asked, of another type than asked, or the current value for a past year asked about, is not
+  // adopted, however sure the gate is.
   const strangers = plan.unheardOf;
-  const misfit = chosen?.answer ? typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) : null;
-  const changedSince = chosen?.answer ? changedSinceNamedYear(plan, chosen.answer) : null;
-  const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && misfit === null && changedSince === null;
+  const objection = chosen?.answer
+    ? (typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ?? changedSinceNamedYear(plan, chosen.answer))
+    : null;
+  const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && objection === null;
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));
   const guess = chosen?.answer || null;
   const stated = chosen?.evidence.statedTime ? [`the text states "${chosen.evidence.statedTime.text}" in ${chosen.evidence.articleId}`] : [];
   const cues = [
-    ...(adopted || guess === null ? [] : [abstention(chosen!, gate, { strangers, unsaid, misfit, changedSince })]),
+    ...(adopted || guess === null ? [] : [abstention(chosen!, gate, { strangers, unsaid, objection })]),
     ...plan.decision.cues,
     ...stated,
     ...notes,

@@ -6,6 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { FactRecord } from '../domain/model.js';
+import { isValidAt } from '../domain/time.js';
 import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
 import { roleAgreement } from './roleAcronyms.js';
@@ -109,7 +110,7 @@ export function valueOfNamedYear(
   for (const year of years) {
     const end = new Date(Date.UTC(year + 1, 0, 1) - 1);
     if (end >= instant) continue;
-    const then = versions.find((other) => other.attribute === fact.attribute && other.validFrom <= end && (other.validTo === null || other.validTo > end));
+    const then = versions.find((other) => other.attribute === fact.attribute && isValidAt(other, end));
     if (then && then.value !== fact.value) return { year, value: then.value };
   }
   return null;

@@ -188,8 +188,8 @@ export class SubjectIndex {
           if (named === 0) continue;
           for (let k = t; k < t + named; k++) if (title.content[k]) covered++;
           at = t + named;
-          used.push(words[q]!.lower);
           const written = words[q]!.lower;
+          used.push(written);
           if (isTypoOf(written, title.words[t]!) && !this.titleWords.has(written)) respellings.push({ written, title: title.words[t]! });
           matched = true;
           break;
