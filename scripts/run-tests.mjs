@@ -1,9 +1,10 @@
 // Runs the test suite in two tiers: test/unit needs no database; test/integration talks to a real
-// Neo4j. With --unit only the unit tier runs, and no Neo4j is started; with --node-major N the
-// tests run under that Node release line (scripts/fetch-node.mjs) instead of this one. Otherwise both run: the
-// managed Neo4j in .chronoql-test is started (or CHRONOQL_TEST_NEO4J_URI is used), every test file
-// (or the files named) runs one at a time (they share the database and each test resets it), except
-// those that never touch it (the unit tier and OWN_STORE_OR_NONE), which run beside them (in turn among
+// Neo4j. With --unit only the unit tier runs, and no Neo4j is started; with --integration only the
+// integration tier; with --node-major N the tests run under that Node release line
+// (scripts/fetch-node.mjs) instead of this one. Otherwise both run: the managed Neo4j in
+// .chronoql-test is started (or CHRONOQL_TEST_NEO4J_URI is used), every test file (or the files
+// named) runs one at a time (they share the database and each test resets it), except those that
+// never touch it (the unit tier and OWN_STORE_OR_NONE), which run beside them (in turn among
 // themselves), and what was started is stopped.
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -13,10 +14,11 @@ import { fileURLToPath } from 'node:url';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 // `npm test -- test/ask.test.ts` runs only the files named; other arguments go to node --test.
 const unitOnly = process.argv.includes('--unit');
+const integrationOnly = process.argv.includes('--integration');
 // `--node-major 24` runs the tests under that Node release line, fetched from the npm registry.
 const nodeMajorAt = process.argv.indexOf('--node-major');
 const nodeMajor = nodeMajorAt > 0 ? process.argv[nodeMajorAt + 1] : undefined;
-const ownArguments = new Set(['--unit', '--node-major', nodeMajor]);
+const ownArguments = new Set(['--unit', '--integration', '--node-major', nodeMajor]);
 const named = process.argv.slice(2).filter((arg) => arg.endsWith('.test.ts'));
 const passed = process.argv.slice(2).filter((arg) => !arg.endsWith('.test.ts') && !ownArguments.has(arg));
 const tier = (name) =>
@@ -24,7 +26,7 @@ const tier = (name) =>
     .filter((file) => file.endsWith('.test.ts'))
     .sort()
     .map((file) => join('test', name, file));
-const files = named.length > 0 ? named : unitOnly ? tier('unit') : [...tier('unit'), ...tier('integration')];
+const files = named.length > 0 ? named : unitOnly ? tier('unit') : integrationOnly ? tier('integration') : [...tier('unit'), ...tier('integration')];
 if (files.length === 0) {
   process.stderr.write('run-tests: no test files found under test/\n');
   process.exit(1);

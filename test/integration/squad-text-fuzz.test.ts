@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { projectRoot } from '../../src/platform/paths.js';
 import { annotate } from '../../src/text/annotation.js';
 import { readQaFile } from '../../eval/qaFile.js';
-import { readEverything } from '../support/textFuzz.js';
+import { readQuestion, readText } from '../support/textFuzz.js';
 
 describe('text robustness on real paragraphs', () => {
   it('every SQuAD dev paragraph, each sentence cut after every token and the paragraph after every sentence', { timeout: 300_000 }, async () => {
@@ -17,12 +17,13 @@ describe('text robustness on real paragraphs', () => {
     const paragraphs = new Map(items.map((item) => [item.documents[0]!.text, item.question]));
     let cuts = 0;
     for (const [text, question] of paragraphs) {
+      const asked = readQuestion(question);
       const sentences = annotate(text);
       let prefix = '';
       for (const sentence of sentences) {
         for (let end = 1; end <= sentence.tokens.length; end++) {
-          readEverything(
-            question,
+          readText(
+            asked,
             sentence.tokens
               .slice(0, end)
               .map((token, i) => (i === 0 ? token.text : token.space + token.text))
@@ -31,7 +32,7 @@ describe('text robustness on real paragraphs', () => {
           cuts++;
         }
         prefix = prefix === '' ? sentence.text : `${prefix} ${sentence.text}`;
-        readEverything(question, prefix);
+        readText(asked, prefix);
       }
     }
     assert.equal(paragraphs.size, 913);

@@ -1,7 +1,7 @@
 /** Everything the answerers derive from a text, run on any text to show that none of it throws. */
 import assert from 'node:assert/strict';
 import { seededRandom } from '../../src/learning/random.js';
-import { analyseQuestion, questionNames } from '../../src/qa/question.js';
+import { analyseQuestion, questionNames, type QuestionAnalysis } from '../../src/qa/question.js';
 import { bestSpan, MAX_PASSAGE_WORDS } from '../../src/qa/reader/spanReader.js';
 import { questionFeatures, readerPassage, WORD_FEATURES, wordFeatures } from '../../src/qa/reader/wordFeatures.js';
 import { roleAgreement } from '../../src/qa/roleAcronyms.js';
@@ -23,23 +23,29 @@ const SUBJECTS = new SubjectIndex(
   ].map((title) => ({ id: title, title })),
 );
 
-/** Everything the answerers derive from a text with the question's help (the reader's scores drawn at random). */
-export function readEverything(question: string, text: string): void {
-  annotate(text).forEach((sentence, s) => {
-    for (const span of candidateSpans(sentence, s))
-      assert.ok(span.start < span.end && span.end <= sentence.tokens.length, `span ${span.start}..${span.end} outside "${sentence.text}"`);
-  });
+/** Everything the answerers derive from a question alone; returns what they read it as. */
+export function readQuestion(question: string): QuestionAnalysis {
   const asked = analyseQuestion(question);
   questionNames(asked);
   readTimeScope(question, new Date('2025-01-15T00:00:00Z'));
   for (const subject of SUBJECTS.link(question)) assert.ok(subject.coverage >= 0.5 && subject.coverage <= 1);
   assert.equal(typeof respell(question, SUBJECTS.typos(question)), 'string');
+  assert.ok(questionFeatures(asked).every(Number.isFinite));
+  return asked;
+}
+
+/** Everything the answerers derive from a text with the question's help (the reader's scores drawn at random). */
+export function readText(asked: QuestionAnalysis, text: string): void {
+  annotate(text).forEach((sentence, s) => {
+    for (const span of candidateSpans(sentence, s))
+      assert.ok(span.start < span.end && span.end <= sentence.tokens.length, `span ${span.start}..${span.end} outside "${sentence.text}"`);
+  });
+  const question = asked.text;
   assert.ok(['names', 'contradicts', 'silent'].includes(roleAgreement(question, text, text)));
   for (const type of [AnswerType.NAME, AnswerType.PLACE]) {
     const misfit = typeMisfit(type, question, text);
     assert.ok(misfit === null || misfit.startsWith(`"${question}"`));
   }
-  assert.ok(questionFeatures(asked).every(Number.isFinite));
   const passage = readerPassage(text, MAX_PASSAGE_WORDS);
   const features = wordFeatures(asked, passage);
   assert.equal(features.length, passage.words.length * WORD_FEATURES.length);
@@ -47,6 +53,11 @@ export function readEverything(question: string, text: string): void {
   const scores = (): Float32Array => Float32Array.from(passage.words, () => random() * 20 - 10);
   const span = bestSpan(passage, scores(), scores());
   if (span) assert.ok(span.text !== '' && span.probability >= 0 && span.probability <= 1, `span "${span.text}" of "${text}"`);
+}
+
+/** Everything the answerers derive from a question and a text. */
+export function readEverything(question: string, text: string): void {
+  readText(readQuestion(question), text);
 }
 
 /** A sentence's event times, checked: words and offsets that match the sentence, a bound at least, and never an empty or reversed interval. */
