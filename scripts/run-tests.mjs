@@ -1,7 +1,7 @@
 // Runs the test suite in two tiers: test/unit needs no database; test/integration talks to a real
-// Neo4j. With --unit only the unit tier runs, and no Neo4j is started; with --integration only the
-// integration tier; with --node-major N the tests run under that Node release line
-// (scripts/fetch-node.mjs) instead of this one. Otherwise both run: the managed Neo4j in
+// Neo4j. With --unit only the unit tier runs, and no Neo4j is started; with --node-major N the
+// tests run under that Node release line (scripts/fetch-node.mjs) instead of this one, and with
+// --unit-node-major N only the unit tier does. Otherwise both tiers run: the managed Neo4j in
 // .chronoql-test is started (or CHRONOQL_TEST_NEO4J_URI is used), every test file (or the files
 // named) runs one at a time (they share the database and each test resets it), except those that
 // never touch it (the unit tier and OWN_STORE_OR_NONE), which run beside them (in turn among
@@ -14,11 +14,15 @@ import { fileURLToPath } from 'node:url';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 // `npm test -- test/ask.test.ts` runs only the files named; other arguments go to node --test.
 const unitOnly = process.argv.includes('--unit');
-const integrationOnly = process.argv.includes('--integration');
-// `--node-major 24` runs the tests under that Node release line, fetched from the npm registry.
-const nodeMajorAt = process.argv.indexOf('--node-major');
-const nodeMajor = nodeMajorAt > 0 ? process.argv[nodeMajorAt + 1] : undefined;
-const ownArguments = new Set(['--unit', '--integration', '--node-major', nodeMajor]);
+const valueOf = (option) => {
+  const at = process.argv.indexOf(option);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+// `--node-major 24` runs the tests under that Node release line, fetched from the npm registry;
+// `--unit-node-major 24` only the unit tier, the integration tier under this Node.
+const nodeMajor = valueOf('--node-major');
+const unitNodeMajor = valueOf('--unit-node-major') ?? nodeMajor;
+const ownArguments = new Set(['--unit', '--node-major', nodeMajor, '--unit-node-major', unitNodeMajor]);
 const named = process.argv.slice(2).filter((arg) => arg.endsWith('.test.ts'));
 const passed = process.argv.slice(2).filter((arg) => !arg.endsWith('.test.ts') && !ownArguments.has(arg));
 const tier = (name) =>
@@ -26,7 +30,7 @@ const tier = (name) =>
     .filter((file) => file.endsWith('.test.ts'))
     .sort()
     .map((file) => join('test', name, file));
-const files = named.length > 0 ? named : unitOnly ? tier('unit') : integrationOnly ? tier('integration') : [...tier('unit'), ...tier('integration')];
+const files = named.length > 0 ? named : unitOnly ? tier('unit') : [...tier('unit'), ...tier('integration')];
 if (files.length === 0) {
   process.stderr.write('run-tests: no test files found under test/\n');
   process.exit(1);
@@ -62,19 +66,27 @@ if (!needsNeo4j) {
   });
 }
 
-const node = nodeMajor ? (await import('./fetch-node.mjs')).fetchNode(nodeMajor) : process.execPath;
+const nodeOf = async (major) => (major ? (await import('./fetch-node.mjs')).fetchNode(major) : process.execPath);
+const node = await nodeOf(nodeMajor);
+const unitNode = await nodeOf(unitNodeMajor);
+const versionOf = (binary) => execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim();
 process.stderr.write(
-  `run-tests: ${files.length} files under Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}${beside.length ? ` (${beside.length} of them, which never touch the shared store, beside the others)` : ''}\n`,
+  `run-tests: ${files.length} files under Node ${versionOf(node)}${unitNode === node ? '' : ` (the unit tier under Node ${versionOf(unitNode)})`}${beside.length ? ` (${beside.length} of them, which never touch the shared store, beside the others)` : ''}\n`,
 );
 
-/** Runs `list` under node --test; its output goes to ours as it comes, or, when `held`, all at once at the end. */
+/**
+ * Runs `list` under node --test, the unit tier's files under their own Node; its output goes to ours as it
+ * comes, or, when `held`, all at once at the end.
+ */
 function runFiles(list, held) {
-  // Unit files share no database, so two run at once; integration files share one Neo4j and run one at a time.
-  const concurrency = list.some((file) => !inUnitTier(file)) ? 1 : 2;
+  const unitTier = list.every(inUnitTier);
+  // Unit files share no database, so two run at once, unless beside the others, which keep the other core busy;
+  // integration files share one Neo4j and run one at a time.
+  const concurrency = unitTier && beside.length === 0 ? 2 : 1;
   const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...passed, ...list];
   // The living benchmark drafts questions with the models after every ingest (seconds per snapshot): tests of other
   // features ingest without it, and test/integration/benchmark.test.ts turns it on for itself.
-  const child = spawn(node, args, {
+  const child = spawn(unitTier ? unitNode : node, args, {
     cwd: root,
     stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit',
     env: {
@@ -96,6 +108,15 @@ function runFiles(list, held) {
   );
 }
 
-const codes = await Promise.all([runFiles(inTurn, false), ...(beside.length ? [runFiles(beside, true)] : [])]);
+/** The files beside the shared store, the unit tier first, one run after another; the first failure's exit code. */
+async function runBeside() {
+  let code = 0;
+  for (const list of [beside.filter(inUnitTier), beside.filter((file) => !inUnitTier(file))]) {
+    if (list.length > 0) code ||= await runFiles(list, true);
+  }
+  return code;
+}
+
+const codes = await Promise.all([runFiles(inTurn, false), ...(beside.length ? [runBeside()] : [])]);
 await neo4j.stop();
 process.exit(codes.find((code) => code !== 0) ?? 0);
