@@ -58,9 +58,14 @@ export function governedSpans(sentence: string, times: readonly EventTime[]): Ar
     const previousEnd = i > 0 ? ordered[i - 1]!.end : 0;
     const nextStart = i + 1 < ordered.length ? ordered[i + 1]!.start : sentence.length;
     const lead = sentence.slice(previousEnd, time.start);
-    return OPENS_CLAUSE.test(lead) ? { time, start: time.start, end: nextStart } : { time, start: previousEnd, end: time.end };
+    // A time that ends its sentence governs what precedes it, after a comma too: "- Volodymyr
+    // Radchenko, February 10, 2001 – September 2, 2003", a list of office holders.
+    const opens = OPENS_CLAUSE.test(lead) && WORD.test(sentence.slice(time.end, nextStart));
+    return opens ? { time, start: time.start, end: nextStart } : { time, start: previousEnd, end: time.end };
   });
 }
+
+const WORD = /[\p{L}\p{N}]/u;
 
 /** What stands before a time that opens its clause: nothing, a clause boundary, or a conjunction. */
 const OPENS_CLAUSE = /(?:^[^\p{L}\p{N}]*|[,;:(]\s*|\b(?:and|but|then|while|when|whereas)\s+)$/iu;
@@ -87,7 +92,7 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
       const fit = periodFit(period, time, horizon);
       const governed = `${sentence.text.slice(start, time.start)} ${sentence.text.slice(time.end, end)}`;
       const words = governed.replace(/\s+/g, ' ').replace(/^[\s,;:]+|[\s,;:(]+$/g, '');
-      if (fit > 0 && /[\p{L}\p{N}]/u.test(words)) readings.push({ text: words, time, fit });
+      if (fit > 0 && WORD.test(words)) readings.push({ text: words, time, fit });
     }
   }
   return readings.sort((a, b) => b.fit - a.fit);

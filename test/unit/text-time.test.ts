@@ -1,0 +1,30 @@
+// What a question's period reads in a text: the words each stated time governs, and how well it fits.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { readingsFor } from '../../src/qa/textTime.js';
+import { readParagraphEventTimes } from '../../src/text/eventTimes.js';
+
+const HORIZON = new Date('2022-01-01T00:00:00Z');
+const period = (from: string, to: string) => ({ from: new Date(`${from}T00:00:00Z`), to: new Date(`${to}T00:00:00Z`) });
+const best = (text: string, from: string, to: string) => readingsFor(text, period(from, to), readParagraphEventTimes, HORIZON)[0];
+
+describe('readings of a period in the text', () => {
+  it('a time that opens its clause governs what follows it; one that closes it, what precedes it', () => {
+    const career = 'In 2005 he joined Alfreton Town. He managed Gateshead from 2007 to 2009.';
+    assert.equal(best(career, '2005-01-01', '2006-01-01')?.text, 'he joined Alfreton Town.');
+    assert.equal(best(career, '2007-01-01', '2010-01-01')?.text, 'He managed Gateshead');
+  });
+
+  it('a list of office holders, each line ending in its dates after a comma, gives the holder of the period', () => {
+    const holders = [
+      'Heads of the service:',
+      '- Leonid Derkach, April 22, 1998 – February 10, 2001',
+      '- Volodymyr Radchenko, February 10, 2001 – September 2, 2003',
+      '- Ihor Smeshko, September 4, 2003 – February 4, 2005',
+    ].join('\n\n');
+    const reading = best(holders, '2001-02-01', '2003-10-01');
+    assert.equal(reading?.text, '- Volodymyr Radchenko');
+    assert.equal(reading?.time.text, 'February 10, 2001 – September 2, 2003');
+    assert.ok(reading!.fit > 0.9, `fit ${reading!.fit}`);
+  });
+});
