@@ -54,6 +54,9 @@ const ANCHOR_FIT = 0.5;
  */
 export function governedSpans(sentence: string, times: readonly EventTime[]): Array<{ time: EventTime; start: number; end: number }> {
   const ordered = [...times].sort((a, b) => a.start - b.start);
+  // A sentence that states one time speaks of it throughout: "Catherine the Great, who in 1780
+  // made Vologda the center of Vologda Viceroyalty".
+  if (ordered.length === 1) return [{ time: ordered[0]!, start: 0, end: sentence.length }];
   return ordered.map((time, i) => {
     const previousEnd = i > 0 ? ordered[i - 1]!.end : 0;
     const nextStart = i + 1 < ordered.length ? ordered[i + 1]!.start : sentence.length;
@@ -91,7 +94,10 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
     for (const { time, start, end } of governedSpans(sentence.text, times[i] ?? [])) {
       const fit = periodFit(period, time, horizon);
       const governed = `${sentence.text.slice(start, time.start)} ${sentence.text.slice(time.end, end)}`;
-      const words = governed.replace(/\s+/g, ' ').replace(/^[\s,;:]+|[\s,;:(]+$/g, '');
+      const words = governed
+        .replace(/\s+/g, ' ')
+        .replace(/ (?=[.,;:!?])/g, '')
+        .replace(/^[\s,;:]+|[\s,;:(]+$/g, '');
       if (fit > 0 && WORD.test(words)) readings.push({ text: words, time, fit });
     }
   }

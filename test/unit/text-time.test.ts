@@ -9,10 +9,18 @@ const period = (from: string, to: string) => ({ from: new Date(`${from}T00:00:00
 const best = (text: string, from: string, to: string) => readingsFor(text, period(from, to), readParagraphEventTimes, HORIZON)[0];
 
 describe('readings of a period in the text', () => {
-  it('a time that opens its clause governs what follows it; one that closes it, what precedes it', () => {
-    const career = 'In 2005 he joined Alfreton Town. He managed Gateshead from 2007 to 2009.';
-    assert.equal(best(career, '2005-01-01', '2006-01-01')?.text, 'he joined Alfreton Town.');
-    assert.equal(best(career, '2007-01-01', '2010-01-01')?.text, 'He managed Gateshead');
+  it('of two times in a sentence, one that opens its clause governs what follows it; one that closes it, what precedes it', () => {
+    const career = 'He managed Alfreton Town from 2005 to 2007, and in 2009 he joined Gateshead.';
+    assert.equal(best(career, '2005-01-01', '2008-01-01')?.text, 'He managed Alfreton Town');
+    assert.equal(best(career, '2009-01-01', '2010-01-01')?.text, 'he joined Gateshead.');
+  });
+
+  it('a sentence that states one time speaks of it throughout', () => {
+    const reign = 'The revival began under Catherine the Great, who in 1780 made Vologda the center of Vologda Viceroyalty.';
+    assert.equal(
+      best(reign, '1780-01-01', '1797-01-01')?.text,
+      'The revival began under Catherine the Great, who made Vologda the center of Vologda Viceroyalty.',
+    );
   });
 
   it('a list of office holders, each line ending in its dates after a comma, gives the holder of the period', () => {
