@@ -1,7 +1,7 @@
 /**
  * The stage that reads a question's period in the text (event time) rather than at instants of
  * the snapshot clock. Its evidence is every version of the named articles' passages the store
- * knew as of asOf, current or not (or, when it names none, the passages a search finds): the
+ * knew as of asOf, current or not (or, when it names none, of the pages a search finds first): the
  * words of each sentence governed by a time that fits the period, the best-fitting first. Its answer is the candidate
  * whose words fit the period best, then the one the gate trusts most.
  */
@@ -16,8 +16,9 @@ import { EvidenceKind, type Evidence } from './types.js';
 
 /** Passage versions of the named articles read for a period; a page of a few hundred passages is read whole. */
 const KNOWN_PASSAGES = 400;
-/** Passages a search finds instead, for a question whose subject is named in other words. */
+/** Passages a search finds instead, for a question whose subject is named in other words; the pages of the first few are read. */
 const SEARCHED_PASSAGES = 10;
+const SEARCHED_PAGES = 2;
 /** Readings kept as evidence: at least this many, or k when it is more. */
 const MIN_READINGS = 10;
 /** Candidates whose words fit the period at least this share of the best fit are chosen among by the gate. */
@@ -43,15 +44,16 @@ async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<Answeri
   const articleIds = (whole.length > 0 ? whole : plan.subjects).map((subject) => subject.articleId);
   // A question that names its subject is read in that subject's pages only: another page's news of
   // the period ("Angela Rayner, deputy prime minister since July 2024") does not answer for France.
-  const [known, searched] = await Promise.all([
-    ports.search.unitsKnownAsOf(SearchUnit.PASSAGE, articleIds, plan.asOf, KNOWN_PASSAGES),
+  // A question that names its subject in other words ("the mother of Frank and Jesse James") is
+  // read in the whole pages of the first passages a search finds.
+  const searched =
     articleIds.length > 0
-      ? [[]]
-      : ports.search.batchSearch([plan.query], { asOf: plan.asOf, k: SEARCHED_PASSAGES, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE }),
-  ]);
-  const units = new Map([...known, ...searched[0]!].map((unit) => [unit.id, unit]));
+      ? []
+      : (await ports.search.batchSearch([plan.query], { asOf: plan.asOf, k: SEARCHED_PASSAGES, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE }))[0]!;
+  const pages = articleIds.length > 0 ? articleIds : [...new Set(searched.slice(0, SEARCHED_PAGES).map((hit) => hit.articleId))];
+  const known = await ports.search.unitsKnownAsOf(SearchUnit.PASSAGE, pages, plan.asOf, KNOWN_PASSAGES);
   const asked = contentTerms(plan.query);
-  const found: Found[] = [...units.values()].flatMap((unit) =>
+  const found: Found[] = known.flatMap((unit) =>
     readingsFor(unit.text, period, timesIn, horizonOf(unit.validTo, plan.asOf)).map((reading) => ({
       evidence: documentEvidence({
         kind: EvidenceKind.PASSAGE,

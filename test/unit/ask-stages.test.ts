@@ -202,6 +202,23 @@ describe('ask, stage by stage, on fakes', () => {
       );
     });
 
+    it('reads the whole page a search finds first when the question names its subject in other words', async () => {
+      const FAMILY: FakeWorld = {
+        snapshots: ['2021-06-01'],
+        articles: [
+          {
+            id: 'Zerelda Samuel',
+            passages: [
+              { text: 'Zerelda Samuel was the mother of the outlaws Frank and Jesse James.', from: '2021-06-01' },
+              { text: 'She took Reuben Samuel as her third husband in 1855.', from: '2021-06-01' },
+            ],
+          },
+        ],
+      };
+      const answer = await asked(FAMILY, 'Whom did the mother of Frank and Jesse James wed in 1855?', '2022-01-01');
+      assert.equal(answer.guess, 'Reuben Samuel');
+    });
+
     it('weighs readings by their own gate where one is trained: the fit beside the reader, and its threshold adopts them', async () => {
       // Trusts a reading whose time fits better than any reading with another answer.
       const readingGate = fakeGate((f) => (f.fitLead! > 0 ? 0.95 : 0.2), { fact: 0.9, text: 0.9 }, 2, READING_GATE_FEATURES);
