@@ -205,7 +205,8 @@ describe('load shedding: query cost, response size, session shares', () => {
       cut.body.errors?.map((error) => error.extensions.code),
       ['RESPONSE_TOO_LARGE'],
     );
-    assert.ok(elapsedMs < 5_000, `cut off after ${Math.round(elapsedMs)} ms`);
+    // Uncut, it ran for 114 s and out of heap; on a loaded two-core machine the cut has come after 5 s.
+    assert.ok(elapsedMs < 30_000, `cut off after ${Math.round(elapsedMs)} ms`);
     assert.ok(grewMb < 300, `the server grew by ${Math.round(grewMb)} MB`);
     // A server that has read the sizes since refuses it before it runs, by the longest article.
     const refused = await postGraphql((await serve()).url, '{ article(id: "Huge") { sentences { article { sentences { text } } } } }');
