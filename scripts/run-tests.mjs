@@ -112,7 +112,10 @@ function runFiles(list, held) {
 async function runBeside() {
   let code = 0;
   for (const list of [beside.filter(inUnitTier), beside.filter((file) => !inUnitTier(file))]) {
-    if (list.length > 0) code ||= await runFiles(list, true);
+    if (list.length === 0) continue;
+    // Awaited before `||=`, which would skip the run once a failure is recorded.
+    const exit = await runFiles(list, true);
+    code ||= exit;
   }
   return code;
 }
