@@ -36,6 +36,12 @@ interface Found {
   coverage: number;
 }
 
+/** The pages of the first passages a search finds for the plan's question. */
+async function pagesSearchFinds(plan: InstantPlan, ports: Pick<AnsweringPorts, 'search'>): Promise<string[]> {
+  const [hits] = await ports.search.batchSearch([plan.query], { asOf: plan.asOf, k: SEARCHED_PASSAGES, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE });
+  return [...new Set(hits!.slice(0, SEARCHED_PAGES).map((hit) => hit.articleId))];
+}
+
 /** The readings of the plan's period: its first round of evidence. */
 async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<AnsweringPorts, 'search'>, timesIn: TimeReader): Promise<Evidence[]> {
   // The pages whose whole title the question names, when there are any: "prime minister of France"
@@ -46,11 +52,7 @@ async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<Answeri
   // the period ("Angela Rayner, deputy prime minister since July 2024") does not answer for France.
   // A question that names its subject in other words ("the mother of Frank and Jesse James") is
   // read in the whole pages of the first passages a search finds.
-  const searched =
-    articleIds.length > 0
-      ? []
-      : (await ports.search.batchSearch([plan.query], { asOf: plan.asOf, k: SEARCHED_PASSAGES, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE }))[0]!;
-  const pages = articleIds.length > 0 ? articleIds : [...new Set(searched.slice(0, SEARCHED_PAGES).map((hit) => hit.articleId))];
+  const pages = articleIds.length > 0 ? articleIds : await pagesSearchFinds(plan, ports);
   const known = await ports.search.unitsKnownAsOf(SearchUnit.PASSAGE, pages, plan.asOf, KNOWN_PASSAGES);
   const asked = contentTerms(plan.query);
   const found: Found[] = known.flatMap((unit) =>
