@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { Database } from '../../src/graph/database.js';
 import { startManagedNeo4j } from '../../src/neo4jProcess/managedNeo4j.js';
 import { projectRoot } from '../../src/platform/paths.js';
-import { article, day, isAlive, runChronoql, testDataDir } from '../support/runtime.js';
-import { assertLikeCleanRun, uninterruptedFingerprint } from '../support/storeChecks.js';
+import { article, day, isAlive, openTestRuntime, runChronoql, testDataDir } from '../support/runtime.js';
+import { assertLikeCleanRun, fingerprintOfCleanRun } from '../support/storeChecks.js';
 
 const mountPoint = mkdtempSync(join(tmpdir(), 'chronoql-full-'));
 const mounted = ((): string | null => {
@@ -144,16 +144,19 @@ describe('a full disk under the data directory', { skip: mounted ?? false }, () 
         const retried = await ingest(files.second, '2024-02-01');
         assert.equal(retried.code, 0, retried.output);
 
-        const db = Database.connect(boltUri(dataDir), 'neo4j', '');
-        // The uninterrupted run goes to a store of its own, so this file shares nothing with the others (run-tests runs it beside them).
+        // The uninterrupted run empties this same store and feeds it both snapshots: no third JVM to start, and
+        // nothing shared with the other files (run-tests runs this one beside them).
+        const reference = await openTestRuntime({
+          env: { ...env, NEO4J_URI: boltUri(dataDir), NEO4J_USER: 'neo4j', NEO4J_PASSWORD: '' },
+        });
         try {
           const snapshots = [
             { articles: first, takenAt: day('2024-01-01') },
             { articles: second, takenAt: day('2024-02-01') },
           ];
-          await assertLikeCleanRun(db, () => uninterruptedFingerprint(snapshots, scratch));
+          await assertLikeCleanRun(reference.services.db, () => fingerprintOfCleanRun(reference, snapshots));
         } finally {
-          await db.close();
+          await reference.close();
         }
       },
     );

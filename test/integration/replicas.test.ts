@@ -134,7 +134,7 @@ describe('several servers on one Neo4j', () => {
     const start = await runtime.services.reads.latestChangeSeq();
     const seenOnA: number[] = [];
     const onA = follow(a.url, reader, start, seenOnA);
-    const ingest = runtime.services.ingest.ingest(articles('burst', 1500), {
+    const ingest = runtime.services.ingest.ingest(articles('burst', 500), {
       takenAt: new Date('2024-04-01T00:00:00Z'),
       source: 'replicas test',
       batchSize: 100,

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import type { CypherRunner } from '../../src/graph/database.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import type { ArticleInput } from '../../src/ingest/snapshotReader.js';
-import { join } from 'node:path';
-import { openTestRuntime, resetKnowledge, testDataDir } from './runtime.js';
+import { resetKnowledge } from './runtime.js';
 
 /**
  * What every fault test checks afterwards, on any store: the change feed has no gap or repeat,
@@ -79,23 +78,6 @@ export async function fingerprintOfCleanRun(
   await resetKnowledge(runtime);
   for (const { articles, takenAt } of snapshots) await runtime.services.ingest.ingest(articles, { takenAt, source: 'test' });
   return storeFingerprint(runtime.services.db);
-}
-
-/**
- * The same on a managed store of its own under `dataDir`, opened and closed here: for a file that
- * runs beside the others and must not touch the test store.
- */
-export async function uninterruptedFingerprint(
-  snapshots: ReadonlyArray<{ articles: ArticleInput[]; takenAt: Date }>,
-  dataDir: string,
-): Promise<Record<string, unknown>> {
-  const env = { NEO4J_URI: '', CHRONOQL_DATA_DIR: join(dataDir, 'reference'), CHRONOQL_MODELS_DIR: join(testDataDir, 'models'), CHRONOQL_NEO4J_HEAP_MB: '512' };
-  const reference = await openTestRuntime({ env });
-  try {
-    return await fingerprintOfCleanRun(reference, snapshots);
-  } finally {
-    await reference.close();
-  }
 }
 
 /**
