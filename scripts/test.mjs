@@ -1,6 +1,6 @@
 // `npm test` after setup: the house rules (`npm run check`: dependency layers, ESLint and
 // Prettier, mostly one thread) beside the suite (scripts/run-tests.mjs): the integration tier under
-// this Node and, beside it, the unit tier under the current Node LTS. Each test file runs once. The
+// the current Node LTS and, beside it, the unit tier under this Node. Each test file runs once. The
 // checks print their output when they end. The exit code is the first failure's.
 import { spawn } from 'node:child_process';
 
@@ -21,6 +21,6 @@ function run(command, args, held) {
 
 const [check, suite] = await Promise.all([
   run(windows ? 'npm.cmd' : 'npm', ['run', 'check'], true),
-  run(process.execPath, ['scripts/run-tests.mjs', '--unit-node-major', '24'], false),
+  run(process.execPath, ['scripts/run-tests.mjs', '--integration-node-major', '24'], false),
 ]);
 process.exit(check || suite);
