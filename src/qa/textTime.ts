@@ -63,7 +63,9 @@ export function governedSpans(sentence: string, times: readonly EventTime[]): Ar
     const lead = sentence.slice(previousEnd, time.start);
     // A time that ends its sentence governs what precedes it, after a comma too: "- Volodymyr
     // Radchenko, February 10, 2001 – September 2, 2003", a list of office holders.
-    const opens = OPENS_CLAUSE.test(lead) && WORD.test(sentence.slice(time.end, nextStart));
+    // A time in brackets ("Sir Warren Fisher (1919–1939), then …") speaks of the words before it, whatever follows.
+    const bracketed = /^\s*[)\]]/.test(sentence.slice(time.end));
+    const opens = !bracketed && OPENS_CLAUSE.test(lead) && WORD.test(sentence.slice(time.end, nextStart));
     return opens ? { time, start: time.start, end: nextStart } : { time, start: previousEnd, end: time.end };
   });
 }
@@ -95,6 +97,8 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
       const fit = periodFit(period, time, horizon);
       const governed = `${sentence.text.slice(start, time.start)} ${sentence.text.slice(time.end, end)}`;
       const words = governed
+        // Brackets that held only the time ("Sir Warren Fisher (1919–1939)") would end the reader's span.
+        .replace(/[([][^\p{L}\p{N}()[\]]*[)\]]/gu, ' ')
         .replace(/\s+/g, ' ')
         .replace(/ (?=[.,;:!?])/g, '')
         .replace(/^[\s,;:]+|[\s,;:(]+$/g, '');

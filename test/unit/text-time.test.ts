@@ -23,6 +23,13 @@ describe('readings of a period in the text', () => {
     );
   });
 
+  it('a time in brackets speaks of the words before it, and leaves no empty brackets behind', () => {
+    const heads = 'The civil service was led by Sir Warren Fisher (1919–1939), then by Sir Horace Wilson (1939–1942).';
+    assert.equal(best(heads, '1925-01-01', '1926-01-01')?.text, 'The civil service was led by Sir Warren Fisher');
+    const one = 'Sir Warren Fisher (1919–1939) was Permanent Secretary to the Treasury.';
+    assert.equal(best(one, '1925-01-01', '1926-01-01')?.text, 'Sir Warren Fisher was Permanent Secretary to the Treasury.');
+  });
+
   it('a list of office holders, each line ending in its dates after a comma, gives the holder of the period', () => {
     const holders = [
       'Heads of the service:',
