@@ -134,6 +134,11 @@ function runs(
   return found;
 }
 
+/** The names of a sentence: maximal runs of proper nouns, `joined` across "of", "de", … ("University of Tokyo"). */
+export function nameRuns(tokens: readonly Token[], joined = true): Array<{ start: number; end: number }> {
+  return runs(tokens, isProper, (t) => joined && NAME_CONNECTORS.has(tokens[t]!.lower) && isProper(tokens[t + 1]!, t + 1));
+}
+
 /**
  * Candidate answers of a sentence: entities (dates, numbers), proper-noun runs (names and
  * places, joined across "of", "de", …), and noun phrases; each with the answer types it fits.
@@ -167,7 +172,7 @@ export function candidateSpans(sentence: AnnotatedSentence, index: number): Span
     if (tokens[t]!.pos === 'NUM' && /^[-–—]$/.test(tokens[t + 1]!.text) && tokens[t + 2]!.pos === 'NUM') add(t, t + 3, AnswerType.NUMBER);
   }
   const chunks = [
-    ...runs(tokens, isProper, (t) => NAME_CONNECTORS.has(tokens[t]!.lower) && isProper(tokens[t + 1]!, t + 1)).map((run) => ({ ...run, named: true })),
+    ...nameRuns(tokens).map((run) => ({ ...run, named: true })),
     ...runs(
       tokens,
       (token) => NOUN_PHRASE_POS.has(token.pos),

@@ -13,7 +13,7 @@ import { createOnnxEmbedder } from '../../embedding/onnx.js';
 import { ensurePretrainedModel, PRETRAINED_MODELS } from '../../embedding/pretrained.js';
 import type { PretrainedModelName } from '../../embedding/types.js';
 import { admitAll, type Admission } from '../../platform/fairShares.js';
-import { spanText } from '../../text/annotation.js';
+import { nameRuns, spanText } from '../../text/annotation.js';
 import type { QuestionAnalysis } from '../question.js';
 import { WordEncoder, type WordStates } from './wordEncoder.js';
 import { QUESTION_FEATURES, questionFeatures, readerPassage, WORD_FEATURES, wordFeatures, type ReaderPassage } from './wordFeatures.js';
@@ -234,12 +234,19 @@ export function bestSpan(passage: ReaderPassage, start: Float32Array, end: Float
   const sentence = passage.sentenceOf[best.from]!;
   const offset = best.from - passage.positionOf[best.from]!;
   const tokens = passage.sentences[sentence]!.tokens;
+  const spanStart = best.from - offset;
+  let spanEnd = best.to - offset + 1;
+  // A name is not cut after its first words ("Japan" of "Japan Prize"): the span ends where the run of capitalised
+  // words does, not across "of" ("Kelvin Kiptum of Kenya"). Its start stays: the reader leaving out a title
+  // ("Commissioner Roger Goodell") is mostly right.
+  const name = nameRuns(tokens, false).find((run) => run.start < spanEnd && spanEnd < run.end);
+  if (name && name.end - spanStart <= MAX_SPAN_WORDS) spanEnd = name.end;
   return {
-    text: spanText(tokens, best.from - offset, best.to - offset + 1),
+    text: spanText(tokens, spanStart, spanEnd),
     probability: Math.exp(startLog[best.from]! + endLog[best.to]!),
     score: best.score,
     sentence,
-    start: best.from - offset,
-    end: best.to - offset + 1,
+    start: spanStart,
+    end: spanEnd,
   };
 }
