@@ -75,11 +75,12 @@ const nodeOf = async (major) => (major ? (await import('./fetch-node.mjs')).fetc
 const node = await nodeOf(integrationNodeMajor);
 const unitNode = await nodeOf(unitNodeMajor);
 const versionOf = (binary) => execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim();
+const nodeVersion = versionOf(node);
 // The shared-store files run in one process where Node allows it (23 and later): each file's own start (tsx,
 // the schema, the models: about 8 s on two cores) is paid once, not 21 times. Files already run one at a time.
-const oneProcess = Number(/^v(\d+)/.exec(versionOf(node))[1]) >= 23 && inTurn.length > 1;
+const oneProcess = Number(/^v(\d+)/.exec(nodeVersion)[1]) >= 23 && inTurn.length > 1;
 process.stderr.write(
-  `run-tests: ${files.length} files, the integration tier under Node ${versionOf(node)}${unitNode === node ? '' : `, the unit tier under Node ${versionOf(unitNode)}`}${beside.length ? ` (${beside.length} of them, which never touch the shared store, beside the others)` : ''}${oneProcess ? '; the shared-store files in one process' : ''}\n`,
+  `run-tests: ${files.length} files, the integration tier under Node ${nodeVersion}${unitNode === node ? '' : `, the unit tier under Node ${versionOf(unitNode)}`}${beside.length ? ` (${beside.length} of them, which never touch the shared store, beside the others)` : ''}${oneProcess ? '; the shared-store files in one process' : ''}\n`,
 );
 
 /**

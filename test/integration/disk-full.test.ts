@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { Database } from '../../src/graph/database.js';
 import { startManagedNeo4j } from '../../src/neo4jProcess/managedNeo4j.js';
 import { projectRoot } from '../../src/platform/paths.js';
-import { article, day, isAlive, openTestRuntime, runChronoql, testDataDir } from '../support/runtime.js';
-import { assertLikeCleanRun, fingerprintOfCleanRun } from '../support/storeChecks.js';
+import { article, isAlive, openTestRuntime, runChronoql, testDataDir } from '../support/runtime.js';
+import { assertLikeCleanRunOnSameStore } from '../support/storeChecks.js';
 
 const mountPoint = mkdtempSync(join(tmpdir(), 'chronoql-full-'));
 const mounted = ((): string | null => {
@@ -150,11 +150,7 @@ describe('a full disk under the data directory', { skip: mounted ?? false }, () 
           env: { ...env, NEO4J_URI: boltUri(dataDir), NEO4J_USER: 'neo4j', NEO4J_PASSWORD: '' },
         });
         try {
-          const snapshots = [
-            { articles: first, takenAt: day('2024-01-01') },
-            { articles: second, takenAt: day('2024-02-01') },
-          ];
-          await assertLikeCleanRun(reference.services.db, () => fingerprintOfCleanRun(reference, snapshots));
+          await assertLikeCleanRunOnSameStore(reference, first, second);
         } finally {
           await reference.close();
         }

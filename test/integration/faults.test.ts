@@ -15,9 +15,8 @@ import { neo4jProblem } from '../../src/api/errorReporting.js';
 import { loadConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { openRuntime, type Runtime } from '../../src/app/runtime.js';
-import type { ArticleInput } from '../../src/ingest/snapshotReader.js';
 import { article, day, isAlive, postGraphql, runChronoql, testDataDir } from '../support/runtime.js';
-import { assertLikeCleanRun, fingerprintOfCleanRun } from '../support/storeChecks.js';
+import { assertLikeCleanRunOnSameStore } from '../support/storeChecks.js';
 
 /** Polls a GraphQL server until a read succeeds (Neo4j is back); returns how long that took. */
 async function untilAnswered(url: string): Promise<number> {
@@ -49,18 +48,6 @@ function launchersOf(dataDir: string): number {
 function capture(): { log: ReturnType<typeof createLogger>; lines: string[] } {
   const lines: string[] = [];
   return { log: createLogger('info', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) })), lines };
-}
-
-/**
- * The store checks after a fault test's retries, against the same store emptied and given both
- * snapshots (2024-01-01 and 2024-02-01) cleanly: no second Neo4j to start.
- */
-function assertLikeCleanRunOnSameStore(runtime: Runtime, first: ArticleInput[], second: ArticleInput[]): Promise<void> {
-  const snapshots = [
-    { articles: first, takenAt: day('2024-01-01') },
-    { articles: second, takenAt: day('2024-02-01') },
-  ];
-  return assertLikeCleanRun(runtime.services.db, () => fingerprintOfCleanRun(runtime, snapshots));
 }
 
 /**

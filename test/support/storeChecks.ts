@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { CypherRunner } from '../../src/graph/database.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import type { ArticleInput } from '../../src/ingest/snapshotReader.js';
-import { resetKnowledge } from './runtime.js';
+import { day, resetKnowledge } from './runtime.js';
 
 /**
  * What every fault test checks afterwards, on any store: the change feed has no gap or repeat,
@@ -90,4 +90,16 @@ export async function assertLikeCleanRun(db: CypherRunner, cleanRun: () => Promi
   assert.deepEqual(await currentDuplicates(db), { facts: 0, sentences: 0 });
   const afterFaults = await storeFingerprint(db);
   assert.deepEqual(afterFaults, await cleanRun(), 'the graph of an uninterrupted run');
+}
+
+/**
+ * The store checks after a fault test's retries, against the same store emptied and given both
+ * snapshots (2024-01-01 and 2024-02-01) cleanly: no second Neo4j to start.
+ */
+export function assertLikeCleanRunOnSameStore(runtime: Runtime, first: ArticleInput[], second: ArticleInput[]): Promise<void> {
+  const snapshots = [
+    { articles: first, takenAt: day('2024-01-01') },
+    { articles: second, takenAt: day('2024-02-01') },
+  ];
+  return assertLikeCleanRun(runtime.services.db, () => fingerprintOfCleanRun(runtime, snapshots));
 }
