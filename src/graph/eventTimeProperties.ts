@@ -1,7 +1,10 @@
 /**
  * How a version's event times are stored on its node. Neo4j stores no maps as properties, so the
- * intervals are parallel lists: eventTimeFrom, eventTimeTo, eventTimeText, eventTimeStart,
- * eventTimeEnd. Neo4j 5 indexes a list only as a whole value, never by its elements, so their hull
+ * intervals are parallel lists: eventTimeFrom, eventTimeTo, eventTimeStart, eventTimeEnd. A
+ * time's words are the version's own text between its offsets, so they are not stored again: only
+ * a version with a time read outside its text (an office's term, from other attributes of its
+ * infobox, at offsets 0..0) keeps them, in eventTimeText. Versions written before keep
+ * eventTimeText for every time, and are read the same way. Neo4j 5 indexes a list only as a whole value, never by its elements, so their hull
  * is stored beside them as two scalars under range indexes (migration 012): eventFrom, the earliest
  * start, and eventTo, the latest end. "Versions whose text speaks of [from, to)" seeks the hull and
  * then checks each interval, in one query.
@@ -22,29 +25,34 @@ export function eventTimeProperties(times: readonly EventTime[]): Record<string,
   return {
     eventTimeFrom: starts,
     eventTimeTo: ends,
-    eventTimeText: times.map((time) => time.text),
     eventTimeStart: times.map((time) => time.start),
     eventTimeEnd: times.map((time) => time.end),
+    ...(times.some(readOutsideText) ? { eventTimeText: times.map((time) => time.text) } : {}),
     eventFrom: Math.min(...starts),
     eventTo: Math.max(...ends),
   };
 }
+
+const readOutsideText = (time: EventTime): boolean => time.start === time.end;
 
 /** The fields a `u {…}` map projection needs to read a version's event times back. */
 export const EVENT_TIME_FIELDS = '.eventTimeFrom, .eventTimeTo, .eventTimeText, .eventTimeStart, .eventTimeEnd';
 
 const instant = (milliseconds: number): Date | null => (Number.isFinite(milliseconds) ? new Date(milliseconds) : null);
 
-/** A version's event times from the fields of EVENT_TIME_FIELDS; none when it has none (or they were never read). */
-export function eventTimesOf(row: Record<string, unknown>): EventTime[] {
+/**
+ * A version's event times from the fields of EVENT_TIME_FIELDS and its text (a sentence's or
+ * passage's text, a fact's value); none when it has none (or they were never read).
+ */
+export function eventTimesOf(row: Record<string, unknown>, text: string): EventTime[] {
   const starts = (row.eventTimeFrom as number[] | null | undefined) ?? [];
   const ends = row.eventTimeTo as number[];
-  const texts = row.eventTimeText as string[];
+  const texts = row.eventTimeText as string[] | null | undefined;
   const offsets = { start: row.eventTimeStart as number[], end: row.eventTimeEnd as number[] };
   return starts.map((start, i) => ({
     from: instant(start),
     to: instant(ends[i]!),
-    text: texts[i]!,
+    text: texts?.[i] ?? text.slice(offsets.start[i], offsets.end[i]),
     start: offsets.start[i]!,
     end: offsets.end[i]!,
   }));

@@ -71,7 +71,7 @@ export function toUnit(row: Record<string, unknown>): UnitRecord {
     text: row.text as string,
     validFrom: requireDate(row.validFrom),
     validTo: fromNeo4jDateTime(row.validTo),
-    eventTimes: eventTimesOf(row),
+    eventTimes: eventTimesOf(row, row.text as string),
   };
 }
 

@@ -341,6 +341,25 @@ describe('temporal knowledge graph', () => {
       const passage = data.passages.find((p: { text: string }) => p.text.startsWith('He managed'));
       assert.deepEqual(times(passage.eventTimes), ['from 2005 to 2007 = 2005-01-01..2008-01-01', 'Two years later = 2009-01-01..2010-01-01']);
       for (const time of passage.eventTimes) assert.equal(passage.text.slice(time.start, time.end), time.text);
+      const wordsStored = await runtime.services.db.run<{ words: string[] | null }>(
+        `MATCH (v) WHERE (v:Sentence AND v.text STARTS WITH 'He managed') OR (v:Fact AND v.attribute IN ['office', 'Clubs'])
+         RETURN v.eventTimeText AS words ORDER BY v.text, v.attribute`,
+      );
+      assert.deepEqual(
+        wordsStored.map((row) => row.words),
+        [null, null, ['term_start: October 2011, term_end: 2013']],
+        'words are stored only where the version’s own text does not hold them (the office’s term)',
+      );
+      // A store written before keeps every time's words: they are read the same.
+      await runtime.services.db.run(
+        `MATCH (v:Sentence) WHERE v.eventTimeFrom IS NOT NULL SET v.eventTimeText = [i IN range(0, size(v.eventTimeFrom) - 1) | 'as written then']`,
+      );
+      assert.deepEqual(
+        ((await stored()) as any).article.sentences
+          .find((s: { text: string }) => s.text.startsWith('He managed'))
+          .eventTimes.map((time: { text: string }) => time.text),
+        ['as written then'],
+      );
     });
 
     it('searches only the units whose text speaks of the period, in every mode, beside asOf', async () => {
