@@ -18,7 +18,7 @@ registerEnumType(TimeScopeKind, {
   name: 'TimeScopeKind',
   description:
     'AT an instant; DURING a period (the answer that held longest first); BEFORE a time (the last answer before it); AFTER a period (the first answer after it); ' +
-    'SINCE a time (the latest answer); CURRENT (asOf itself); PREVIOUS (the value before the one that holds at asOf).',
+    'SINCE a time (the latest answer); CURRENT (asOf itself); PREVIOUS (the value before the one that holds at asOf, or before a named one); NEXT (the value after a named one).',
 });
 
 @InputType({ description: 'An earlier turn of a conversation.' })

@@ -9,6 +9,8 @@ import type { FactRecord } from '../domain/model.js';
 import { isValidAt } from '../domain/time.js';
 import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
+import { normalizeAnswer } from '../text/normalize.js';
+import type { NamedNeighbour } from './question.js';
 import { roleAgreement } from './roleAcronyms.js';
 import type { LinkedSubject } from './subjects.js';
 
@@ -94,6 +96,28 @@ export function formerValues(versions: readonly FactRecord[], fact: FactRecord, 
   return versions
     .filter((other) => other.attribute === fact.attribute && other.validTo !== null && other.validTo <= instant && other.value !== fact.value)
     .map((other) => other.value);
+}
+
+/** Whether a value is the named one: every word of the one in the other ("Klopp", "Jürgen Klopp"). */
+function namesValue(value: string, name: string): boolean {
+  const [valueWords, nameWords] = [value, name].map((text) => new Set(normalizeAnswer(text).split(' ').filter(Boolean)));
+  const within = (inner: Set<string>, outer: Set<string>): boolean => inner.size > 0 && [...inner].every((word) => outer.has(word));
+  return within(nameWords!, valueWords!) || within(valueWords!, nameWords!);
+}
+
+/**
+ * The version of `fact`'s attribute beside the value a question names, among those known at
+ * `instant`: for "before Donald Tusk", the last one before the first version naming him; for
+ * "after Rishi Sunak", the first one after the last version naming him. Null when the store knows
+ * the named value but nothing on that side of it; undefined when no version names it.
+ */
+export function neighbourOfNamed(versions: readonly FactRecord[], fact: FactRecord, neighbour: NamedNeighbour, instant: Date): FactRecord | null | undefined {
+  const history = versions
+    .filter((other) => other.attribute === fact.attribute && other.validFrom <= instant)
+    .sort((a, b) => a.validFrom.getTime() - b.validFrom.getTime());
+  const named = history.map((version) => namesValue(version.value, neighbour.name));
+  if (!named.includes(true)) return undefined;
+  return (neighbour.side === 'before' ? history[named.indexOf(true) - 1] : history[named.lastIndexOf(true) + 1]) ?? null;
 }
 
 /**

@@ -12,7 +12,7 @@ import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
 import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
 import { decideRetrieval } from './decision.js';
 import { documentEvidence, factEvidence } from './evidence.js';
-import { FactLinker, formerValues, valueOfNamedYear, type FactMatch } from './factLinker.js';
+import { FactLinker, formerValues, neighbourOfNamed, valueOfNamedYear, type FactMatch } from './factLinker.js';
 import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, questionNames, type QuestionAnalysis } from './question.js';
@@ -66,10 +66,10 @@ export interface AskedQuestion {
 /** The scopes a text can be read for: a period or an instant, not "now" or "the previous one". */
 const READ_IN_TEXT = new Set([TimeScopeKind.AT, TimeScopeKind.DURING, TimeScopeKind.BEFORE, TimeScopeKind.AFTER, TimeScopeKind.SINCE]);
 
-/** The question with the words of its time scope taken out: what the text is searched for. */
-function withoutScope(question: string, scope: TimeScope): string {
+/** The question with some of its words taken out (its time scope: what the text is searched for). */
+function without(question: string, words: string): string {
   return question
-    .replace(scope.text, ' ')
+    .replace(words, ' ')
     .replace(/\s+([,?.!])/g, '$1')
     .replace(/\s{2,}/g, ' ')
     .trim();
@@ -79,6 +79,7 @@ function scopeCue(scope: TimeScope, plan: ScopeInstants): string {
   if (plan.note) return plan.note;
   if (scope.kind === TimeScopeKind.CURRENT) return `time expression "${scope.text}": as of asOf`;
   if (scope.kind === TimeScopeKind.PREVIOUS) return `time expression "${scope.text}": asks for an earlier value`;
+  if (scope.kind === TimeScopeKind.NEXT) return `time expression "${scope.text}": asks for a later value`;
   const at = plan.instants.map(isoDay).join(', ');
   return `time expression "${scope.text}" (${scope.kind}): answered as of ${at}${plan.instants.length > 1 ? ` (${plan.main === 'longest' ? 'the answer that held longest' : `the ${plan.main} answer`} first)` : ''}`;
 }
@@ -150,6 +151,13 @@ export class QuestionPlanner {
       turns.length > 0 && own[index]!.terms.size === 0 ? analyseQuestion(turns.at(-1)!.question) : analyses[index]!,
     );
     const vectors = await encoder.questionVectors(meanings);
+    // "after Élisabeth Borne" names a value, not the attribute: the attribute is linked without it.
+    const besides = own.flatMap((analysis, index) =>
+      analysis.neighbour ? [{ index, analysis: analyseQuestion(without(analysis.text, analysis.neighbour.text)) }] : [],
+    );
+    const besideVectors = besides.length > 0 ? await encoder.questionVectors(besides.map(({ analysis }) => analysis)) : [];
+    const linkedBy = own.map((analysis, index) => ({ analysis, vector: vectors[index]! }));
+    besides.forEach(({ index, analysis }, i) => (linkedBy[index] = { analysis, vector: besideVectors[i]! }));
     const planned = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
       const summary = conversationSummary(turns);
@@ -185,7 +193,8 @@ export class QuestionPlanner {
         // ("And before that?") takes the earlier turn's too.
         const match = async (at: Date): Promise<FactMatch | null> => {
           const candidates = linked.map((subject) => ({ subject, facts: (versions.get(subject.articleId) ?? []).filter((fact) => isValidAt(fact, at)) }));
-          const byOwnWords = await this.linker.match({ text: own[index]!.text, vector: vectors[index]!, terms: own[index]!.terms }, candidates);
+          const { analysis: linkedAnalysis, vector } = linkedBy[index]!;
+          const byOwnWords = await this.linker.match({ text: linkedAnalysis.text, vector, terms: linkedAnalysis.terms }, candidates);
           return (
             byOwnWords ?? (turns.length > 0 ? this.linker.match({ text: analysis.text, vector: vectors[index]!, terms: analysis.terms }, candidates) : null)
           );
@@ -195,7 +204,13 @@ export class QuestionPlanner {
           instants.instants.map(async (instant): Promise<InstantPlan> => {
             const profiles = profilesAt.get(instant.getTime())!;
             let factMatch = await match(instant);
-            if (factMatch && analysis.asksForEarlier) {
+            const beside =
+              factMatch && analysis.neighbour
+                ? neighbourOfNamed(versions.get(factMatch.fact.subject) ?? [], factMatch.fact, analysis.neighbour, instant)
+                : undefined;
+            if (factMatch && beside !== undefined) {
+              factMatch = beside ? { ...factMatch, fact: beside } : null;
+            } else if (factMatch && analysis.asksForEarlier) {
               const previous = await facts.previousFact(factMatch.fact.id);
               factMatch = previous ? { ...factMatch, fact: previous } : null;
             }
@@ -206,7 +221,7 @@ export class QuestionPlanner {
               cutoff,
               subjects: linked,
               profiles,
-              memoryFact: analysis.asksForEarlier ? null : memoryFact,
+              memoryFact: analysis.asksForEarlier || analysis.neighbour ? null : memoryFact,
               generatorHasOwnKnowledge: generator.name !== 'extractive',
               unknownNames,
             });
@@ -244,7 +259,7 @@ export class QuestionPlanner {
                 vector: vectors[index]!,
                 names,
                 unheardOf: unknownNames.filter((name) => unheard.has(name)),
-                query: withoutScope(question, scope),
+                query: without(question, scope.text),
                 asOf,
                 mode,
                 k,
@@ -279,7 +294,11 @@ export class QuestionPlanner {
    */
   async linkRetrievedSubjects(plans: ReadonlyArray<{ plan: InstantPlan; hits: readonly Evidence[] }>): Promise<InstantPlan[]> {
     const open = (plan: InstantPlan): boolean =>
-      plan.factMatch === null && !plan.question.asksForEarlier && plan.mode !== RetrievalMode.ALWAYS && this.ports.factCandidates !== false;
+      plan.factMatch === null &&
+      !plan.question.asksForEarlier &&
+      !plan.question.neighbour &&
+      plan.mode !== RetrievalMode.ALWAYS &&
+      this.ports.factCandidates !== false;
     const articleIds = [...new Set(plans.filter(({ plan }) => open(plan)).flatMap(({ hits }) => hits.map((hit) => hit.articleId)))];
     if (articleIds.length === 0) return plans.map(({ plan }) => plan);
     const versions = await this.ports.facts.factVersions(articleIds);

@@ -14,6 +14,18 @@ export interface QuestionAnalysis {
   years: number[];
   /** "before that", "previous", …: the question asks for an earlier value than the one in context. */
   asksForEarlier: boolean;
+  /** "after Rishi Sunak", "before Donald Tusk": the question asks for the value beside a named one. */
+  neighbour: NamedNeighbour | null;
+}
+
+/** A value asked for by its place beside another, named value. */
+export interface NamedNeighbour {
+  /** Whether the asked value came before or after the named one. */
+  side: 'before' | 'after';
+  /** The named value, as written ("Rishi Sunak"). */
+  name: string;
+  /** The words read ("after Rishi Sunak"). */
+  text: string;
 }
 
 const TYPE_RULES: Array<[RegExp, AnswerType]> = [
@@ -33,13 +45,28 @@ const TEMPORAL_PATTERNS: RegExp[] = [
   /\b(now|nowadays|today|currently|current|presently|at present|latest|newest|most recent|recently|recent|incumbent|still|so far|to date|as of|this (year|month|week|season)|right now|these days|new)\b/g,
 ];
 const EARLIER_WORDS = /\b(before (that|him|her|them|then)|previous(ly)?|prior|former|predecessor|earlier|preceded|until then)\b/i;
-/** "before Donald Tusk": before a name that is no month, weekday or feast (those are times). */
-const BEFORE_NAME =
-  /\bbefore (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*/u;
+/** "before Donald Tusk", "who succeeded Rishi Sunak": a name that is no month, weekday or feast (those are times). */
+const BESIDE_NAME =
+  /\b(before|preceded|after|following|succeeded|replaced) (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)(\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*)/u;
+const SIDE_OF: Record<string, NamedNeighbour['side']> = {
+  before: 'before',
+  preceded: 'before',
+  after: 'after',
+  following: 'after',
+  succeeded: 'after',
+  replaced: 'after',
+};
+
+/** The named value a question asks for the one before or after ("Who took over after Jürgen Klopp?"), or null. */
+export function namedNeighbour(question: string): NamedNeighbour | null {
+  const match = BESIDE_NAME.exec(question);
+  return match ? { side: SIDE_OF[match[1]!]!, name: match[2]!, text: match[0] } : null;
+}
 
 /** The words by which a question asks for an earlier value than the one it names or implies, or null. */
 export function earlierCue(question: string): string | null {
-  return (EARLIER_WORDS.exec(question) ?? BEFORE_NAME.exec(question))?.[0] ?? null;
+  const neighbour = namedNeighbour(question);
+  return EARLIER_WORDS.exec(question)?.[0] ?? (neighbour?.side === 'before' ? neighbour.text : null);
 }
 const WH_WORDS = new Set(['who', 'whom', 'whose', 'what', 'which', 'when', 'where', 'why', 'how']);
 
@@ -67,6 +94,7 @@ export function analyseQuestion(question: string): QuestionAnalysis {
     temporalCues: [...new Set([...temporalCues, ...years.map(String)])],
     years,
     asksForEarlier: earlierCue(question) !== null,
+    neighbour: namedNeighbour(question),
   };
 }
 

@@ -7,7 +7,7 @@
  * ("the 2022 World Cup") is not a scope: the answer does not depend on when it is asked.
  */
 import { RANGE_LINK, statedPeriods, TIME_GOVERNOR as GOVERNOR } from '../text/timeExpressions.js';
-import { earlierCue } from './question.js';
+import { earlierCue, namedNeighbour } from './question.js';
 
 export enum TimeScopeKind {
   /** One instant: "on 4 December 2024", "two years ago", "as of 2023" (its end). */
@@ -22,8 +22,10 @@ export enum TimeScopeKind {
   SINCE = 'SINCE',
   /** "now", "currently", "at present": asOf itself. */
   CURRENT = 'CURRENT',
-  /** "the previous", "before that", "former": the value before the one that holds at asOf. */
+  /** "the previous", "before that", "former": the value before the one that holds at asOf, or before a named one ("before Donald Tusk"). */
   PREVIOUS = 'PREVIOUS',
+  /** "after Rishi Sunak", "who succeeded Élisabeth Borne": the value after a named one. */
+  NEXT = 'NEXT',
 }
 
 export interface TimeScope {
@@ -95,7 +97,9 @@ export function readTimeScope(question: string, asOf: Date): TimeScope | null {
   const current = CURRENT_WORDS.exec(question);
   if (current) return { kind: TimeScopeKind.CURRENT, text: current[0], from: asOf, to: asOf };
   const earlier = earlierCue(question);
-  return earlier ? { kind: TimeScopeKind.PREVIOUS, text: earlier, from: null, to: asOf } : null;
+  if (earlier) return { kind: TimeScopeKind.PREVIOUS, text: earlier, from: null, to: asOf };
+  const neighbour = namedNeighbour(question);
+  return neighbour?.side === 'after' ? { kind: TimeScopeKind.NEXT, text: neighbour.text, from: null, to: asOf } : null;
 }
 
 /** The instants at which to answer a scoped question: where the store's versions can differ inside the scope, up to asOf. */
@@ -115,7 +119,8 @@ export const MAX_SCOPE_INSTANTS = 8;
  * change only there), clipped to [first snapshot, asOf].
  */
 export function scopeInstants(scope: TimeScope | null, asOf: Date, snapshotDates: readonly Date[]): ScopeInstants {
-  if (scope === null || scope.kind === TimeScopeKind.CURRENT || scope.kind === TimeScopeKind.PREVIOUS) return { instants: [asOf], main: 'last', note: null };
+  if (scope === null || scope.kind === TimeScopeKind.CURRENT || scope.kind === TimeScopeKind.PREVIOUS || scope.kind === TimeScopeKind.NEXT)
+    return { instants: [asOf], main: 'last', note: null };
   const first = snapshotDates[0]!;
   const day = (date: Date): string => date.toISOString().slice(0, 10);
   const lastMoment = (to: Date): Date => new Date(to.getTime() - 1);

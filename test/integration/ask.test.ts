@@ -195,6 +195,21 @@ describe('ask on the demo corpus', () => {
     assert.equal(summarised.data.ask.guess, 'Gabriel Attal');
   });
 
+  it('answers the value before or after a named one from the fact’s history, not from today’s value', async () => {
+    const guesses = await Promise.all(
+      ["Who was France's prime minister after Élisabeth Borne?", 'Who was the prime minister of France before Michel Barnier?'].map(
+        async (q) => (await execute(runtime, ASK, { q, asOf: '2025-01-15', mode: 'GATED' })).data.ask,
+      ),
+    );
+    assert.deepEqual(
+      guesses.map((answer) => [answer.guess, answer.timeScope.kind]),
+      [
+        ['Gabriel Attal', 'NEXT'],
+        ['Gabriel Attal', 'PREVIOUS'],
+      ],
+    );
+  });
+
   it('ALWAYS answers from the top passage; GATED from the most trusted document, without re-retrieval', async () => {
     const always = await execute(runtime, ASK, { q: 'Who is the prime minister of France?', asOf: '2024-10-01', mode: 'ALWAYS' });
     assert.equal(always.data.ask.evidence[0].kind, 'PASSAGE');

@@ -128,6 +128,18 @@ describe('ask, stage by stage, on fakes', () => {
     assert.deepEqual([current.guess, current.adopted], ['Real Madrid', true], 'a year not yet over is no past event');
   });
 
+  it('answers the value before or after the one a question names, not the one before or after today’s', async () => {
+    const guessFor = async (question: string) => (await ask({ question, asOf: new Date('2025-03-01') })).guess;
+    assert.equal(await guessFor('Who was the prime minister of France after Élisabeth Borne?'), 'Gabriel Attal');
+    assert.equal(await guessFor('Who became prime minister of France after Attal?'), 'Michel Barnier');
+    assert.equal(await guessFor('Who was the prime minister of France before Michel Barnier?'), 'Gabriel Attal');
+    assert.equal(await guessFor('Who was the prime minister of France before François Bayrou?'), 'Michel Barnier');
+    const next = await ask({ question: 'Who succeeded François Bayrou as prime minister of France?', asOf: new Date('2025-03-01') });
+    assert.notEqual(next.candidates[0]?.evidence.kind, 'FACT', 'the store knows no successor yet: the fact path gives none');
+    assert.equal(next.timeScope?.kind, 'NEXT');
+    assert.match(next.decision.cues.join(' '), /"succeeded François Bayrou": asks for a later value/);
+  });
+
   it('answers a question about a period at each instant the store can differ, the longest-held answer first', async () => {
     const answer = await ask({ question: 'Who was the prime minister of France between 2024 and 2025?', asOf: new Date('2025-03-01') });
     assert.equal(answer.timeScope?.kind, 'DURING');

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { mergeScopedAnswers } from '../../src/qa/scopedAnswers.js';
 import { readTimeScope, scopeInstants, TimeScopeKind } from '../../src/qa/timeScope.js';
 import { periodFit } from '../../src/qa/textTime.js';
+import { namedNeighbour } from '../../src/qa/question.js';
 
 const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
 const ASKED = day('2025-01-15');
@@ -105,6 +106,12 @@ describe('time expressions in questions', () => {
       to: '2025-01-15',
     });
     assert.equal(scope('Who was prime minister before June 2024?')?.kind, TimeScopeKind.BEFORE, 'a month is a time, not a predecessor');
+    assert.deepEqual(namedNeighbour('Who took over at Liverpool after Jürgen Klopp?'), { side: 'after', name: 'Jürgen Klopp', text: 'after Jürgen Klopp' });
+    assert.deepEqual(namedNeighbour('Who succeeded Rishi Sunak?'), { side: 'after', name: 'Rishi Sunak', text: 'succeeded Rishi Sunak' });
+    assert.equal(namedNeighbour("Who was Poland's prime minister before Donald Tusk?")?.side, 'before');
+    assert.equal(namedNeighbour('Who was prime minister after June 2024?'), null, 'a month is a time');
+    assert.equal(namedNeighbour('After serving as governor, what office did he take?'), null);
+    assert.deepEqual(scope('Who took over at Liverpool after Jürgen Klopp?'), { kind: 'NEXT', text: 'after Jürgen Klopp', from: null, to: '2025-01-15' });
   });
 
   it('leaves questions without a time, and years that name an event, alone', () => {
