@@ -69,7 +69,7 @@ export function continuation(
     best = Math.max(best, held);
     typed ||= sentences.some((sentence, s) => candidateSpans(sentence, s).some((span) => span.types.has(question.answerType)));
   }
-  const covered = best >= 0.6 && typed && !question.asksForEarlier;
+  const covered = best >= 0.6 && typed && !question.asksForEarlier && !question.neighbour;
   return {
     covered,
     evidence,

@@ -5,7 +5,7 @@
  * the words they share and how fully the question names the article.
  */
 import { LRUCache } from 'lru-cache';
-import type { FactRecord } from '../domain/model.js';
+import { FactChangeKind, type FactRecord } from '../domain/model.js';
 import { isValidAt } from '../domain/time.js';
 import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
@@ -98,18 +98,24 @@ export function formerValues(versions: readonly FactRecord[], fact: FactRecord, 
     .map((other) => other.value);
 }
 
+/** The words of a name or value, lower case and without accents ("Elisabeth Borne" names "Élisabeth Borne"). */
+function nameWords(text: string): Set<string> {
+  return new Set(normalizeAnswer(text).normalize('NFD').replace(/\p{M}/gu, '').split(' ').filter(Boolean));
+}
+
 /** Whether a value is the named one: every word of the one in the other ("Klopp", "Jürgen Klopp"). */
 function namesValue(value: string, name: string): boolean {
-  const [valueWords, nameWords] = [value, name].map((text) => new Set(normalizeAnswer(text).split(' ').filter(Boolean)));
+  const [valueWords, nameWordSet] = [nameWords(value), nameWords(name)];
   const within = (inner: Set<string>, outer: Set<string>): boolean => inner.size > 0 && [...inner].every((word) => outer.has(word));
-  return within(nameWords!, valueWords!) || within(valueWords!, nameWords!);
+  return within(nameWordSet, valueWords) || within(valueWords, nameWordSet);
 }
 
 /**
  * The version of `fact`'s attribute beside the value a question names, among those known at
  * `instant`: for "before Donald Tusk", the last one before the first version naming him; for
- * "after Rishi Sunak", the first one after the last version naming him. Null when the store knows
- * the named value but nothing on that side of it; undefined when no version names it.
+ * "after Rishi Sunak", the first one after the last version naming him. A REFINED version (the
+ * same value reworded) is no step of its own. Null when the store knows the named value but
+ * nothing on that side of it; undefined when no version names it.
  */
 export function neighbourOfNamed(versions: readonly FactRecord[], fact: FactRecord, neighbour: NamedNeighbour, instant: Date): FactRecord | null | undefined {
   const history = versions
@@ -117,7 +123,16 @@ export function neighbourOfNamed(versions: readonly FactRecord[], fact: FactReco
     .sort((a, b) => a.validFrom.getTime() - b.validFrom.getTime());
   const named = history.map((version) => namesValue(version.value, neighbour.name));
   if (!named.includes(true)) return undefined;
-  return (neighbour.side === 'before' ? history[named.indexOf(true) - 1] : history[named.lastIndexOf(true) + 1]) ?? null;
+  const refined = (index: number): boolean => history[index]?.change === FactChangeKind.REFINED;
+  let index: number;
+  if (neighbour.side === 'before') {
+    index = named.indexOf(true) - 1;
+    while (index >= 0 && refined(index + 1)) index -= 1;
+  } else {
+    index = named.lastIndexOf(true) + 1;
+    while (index < history.length && refined(index)) index += 1;
+  }
+  return history[index] ?? null;
 }
 
 /**

@@ -210,6 +210,9 @@ export class QuestionPlanner {
                 : undefined;
             if (factMatch && beside !== undefined) {
               factMatch = beside ? { ...factMatch, fact: beside } : null;
+            } else if (analysis.neighbour?.side === 'after') {
+              // Today's value is no answer to "after X" when no version names X.
+              factMatch = null;
             } else if (factMatch && analysis.asksForEarlier) {
               const previous = await facts.previousFact(factMatch.fact.id);
               factMatch = previous ? { ...factMatch, fact: previous } : null;

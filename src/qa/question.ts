@@ -45,9 +45,12 @@ const TEMPORAL_PATTERNS: RegExp[] = [
   /\b(now|nowadays|today|currently|current|presently|at present|latest|newest|most recent|recently|recent|incumbent|still|so far|to date|as of|this (year|month|week|season)|right now|these days|new)\b/g,
 ];
 const EARLIER_WORDS = /\b(before (that|him|her|them|then)|previous(ly)?|prior|former|predecessor|earlier|preceded|until then)\b/i;
-/** "before Donald Tusk", "who succeeded Rishi Sunak": a name that is no month, weekday or feast (those are times). */
+/**
+ * "before Donald Tusk", "Who succeeded Rishi Sunak?", "After Klopp's exit": a name that is no
+ * month, weekday or feast, and is not followed by a number (those are times: "after Jan 2024").
+ */
 const BESIDE_NAME =
-  /\b(before|preceded|after|following|succeeded|replaced) (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)(\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*)/u;
+  /\b([Bb]efore|[Pp]receded|[Aa]fter|[Ff]ollowing|[Ss]ucceeded|[Rr]eplaced) (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)(\p{Lu}[\p{L}'’.-]*(?: \p{Lu}[\p{L}'’.-]*)*)(?! ?\d)/u;
 const SIDE_OF: Record<string, NamedNeighbour['side']> = {
   before: 'before',
   preceded: 'before',
@@ -60,13 +63,15 @@ const SIDE_OF: Record<string, NamedNeighbour['side']> = {
 /** The named value a question asks for the one before or after ("Who took over after Jürgen Klopp?"), or null. */
 export function namedNeighbour(question: string): NamedNeighbour | null {
   const match = BESIDE_NAME.exec(question);
-  return match ? { side: SIDE_OF[match[1]!]!, name: match[2]!, text: match[0] } : null;
+  if (!match) return null;
+  const name = match[2]!.replace(/['’]s$/, '');
+  return { side: SIDE_OF[match[1]!.toLowerCase()]!, name, text: `${match[1]} ${name}` };
 }
 
 /** The words by which a question asks for an earlier value than the one it names or implies, or null. */
 export function earlierCue(question: string): string | null {
   const neighbour = namedNeighbour(question);
-  return EARLIER_WORDS.exec(question)?.[0] ?? (neighbour?.side === 'before' ? neighbour.text : null);
+  return neighbour?.side === 'before' ? neighbour.text : (EARLIER_WORDS.exec(question)?.[0] ?? null);
 }
 const WH_WORDS = new Set(['who', 'whom', 'whose', 'what', 'which', 'when', 'where', 'why', 'how']);
 

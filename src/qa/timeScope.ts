@@ -96,10 +96,10 @@ export function readTimeScope(question: string, asOf: Date): TimeScope | null {
   }
   const current = CURRENT_WORDS.exec(question);
   if (current) return { kind: TimeScopeKind.CURRENT, text: current[0], from: asOf, to: asOf };
-  const earlier = earlierCue(question);
-  if (earlier) return { kind: TimeScopeKind.PREVIOUS, text: earlier, from: null, to: asOf };
   const neighbour = namedNeighbour(question);
-  return neighbour?.side === 'after' ? { kind: TimeScopeKind.NEXT, text: neighbour.text, from: null, to: asOf } : null;
+  if (neighbour?.side === 'after') return { kind: TimeScopeKind.NEXT, text: neighbour.text, from: null, to: asOf };
+  const earlier = earlierCue(question);
+  return earlier ? { kind: TimeScopeKind.PREVIOUS, text: earlier, from: null, to: asOf } : null;
 }
 
 /** The instants at which to answer a scoped question: where the store's versions can differ inside the scope, up to asOf. */

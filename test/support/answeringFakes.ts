@@ -23,7 +23,7 @@ import { contentTerms } from '../../src/text/language.js';
 
 export interface FakeArticle {
   id: string;
-  facts?: Array<{ attribute: string; value: string; from: string; to?: string }>;
+  facts?: Array<{ attribute: string; value: string; from: string; to?: string; change?: FactChangeKind }>;
   passages?: Array<{ text: string; from: string; to?: string }>;
 }
 
@@ -136,7 +136,7 @@ export function fakePorts(
       subject: article.id,
       attribute: fact.attribute,
       value: fact.value,
-      change: FactChangeKind.NEW,
+      change: fact.change ?? FactChangeKind.NEW,
       addedMembers: [],
       removedMembers: [],
       validFrom: day(fact.from),

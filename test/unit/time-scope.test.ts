@@ -111,6 +111,10 @@ describe('time expressions in questions', () => {
     assert.equal(namedNeighbour("Who was Poland's prime minister before Donald Tusk?")?.side, 'before');
     assert.equal(namedNeighbour('Who was prime minister after June 2024?'), null, 'a month is a time');
     assert.equal(namedNeighbour('After serving as governor, what office did he take?'), null);
+    assert.equal(namedNeighbour('Who led Poland after Jan 2024?'), null, 'a month, however short, is a time');
+    assert.deepEqual(namedNeighbour('Before Donald Tusk, who led Poland?'), { side: 'before', name: 'Donald Tusk', text: 'Before Donald Tusk' });
+    assert.deepEqual(namedNeighbour("Who managed Liverpool following Klopp's exit?"), { side: 'after', name: 'Klopp', text: 'following Klopp' });
+    assert.equal(scope('Who preceded Michel Barnier?')?.text, 'preceded Michel Barnier');
     assert.deepEqual(scope('Who took over at Liverpool after Jürgen Klopp?'), { kind: 'NEXT', text: 'after Jürgen Klopp', from: null, to: '2025-01-15' });
   });
 
