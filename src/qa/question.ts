@@ -47,10 +47,11 @@ const TEMPORAL_PATTERNS: RegExp[] = [
 const EARLIER_WORDS = /\b(before (that|him|her|them|then)|previous(ly)?|prior|former|predecessor|earlier|preceded|until then)\b/i;
 /**
  * "before Donald Tusk", "Who succeeded Rishi Sunak?", "After Klopp's exit": a name that is no
- * month, weekday or feast, and is not followed by a number (those are times: "after Jan 2024").
+ * month, weekday or feast, and is not followed by a number (those are times: "after Jan 2024",
+ * "after Euro 2020"). The lookahead keeps the name whole: no shorter part of it matches instead.
  */
 const BESIDE_NAME =
-  /\b([Bb]efore|[Pp]receded|[Aa]fter|[Ff]ollowing|[Ss]ucceeded|[Rr]eplaced) (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)(\p{Lu}[\p{L}'’.-]*(?: \p{Lu}[\p{L}'’.-]*)*)(?! ?\d)/u;
+  /\b([Bb]efore|[Pp]receded|[Aa]fter|[Ff]ollowing|[Ss]ucceeded|[Rr]eplaced) (?!(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b)(\p{Lu}[\p{L}'’.-]*(?: \p{Lu}[\p{L}'’.-]*)*)(?![\p{L}'’.-]| ?\d| \p{Lu})/u;
 const SIDE_OF: Record<string, NamedNeighbour['side']> = {
   before: 'before',
   preceded: 'before',

@@ -112,6 +112,7 @@ describe('time expressions in questions', () => {
     assert.equal(namedNeighbour('Who was prime minister after June 2024?'), null, 'a month is a time');
     assert.equal(namedNeighbour('After serving as governor, what office did he take?'), null);
     assert.equal(namedNeighbour('Who led Poland after Jan 2024?'), null, 'a month, however short, is a time');
+    assert.equal(namedNeighbour('Who won the league after Euro 2020?'), null, 'nor a shorter part of a name before a number');
     assert.deepEqual(namedNeighbour('Before Donald Tusk, who led Poland?'), { side: 'before', name: 'Donald Tusk', text: 'Before Donald Tusk' });
     assert.deepEqual(namedNeighbour("Who managed Liverpool following Klopp's exit?"), { side: 'after', name: 'Klopp', text: 'following Klopp' });
     assert.equal(scope('Who preceded Michel Barnier?')?.text, 'preceded Michel Barnier');
