@@ -5,7 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { SentenceLabeler } from '../src/ingest/sentenceLabeler.js';
-import { classifyValueEdit, folded } from '../src/ingest/valueEdits.js';
+import { classifyValueEdit } from '../src/ingest/valueEdits.js';
+import { folded } from '../src/text/normalize.js';
 
 export type SentenceGold = 'UNCHANGED' | 'CHANGED' | 'NEW';
 const LABELS: SentenceGold[] = ['UNCHANGED', 'CHANGED', 'NEW'];

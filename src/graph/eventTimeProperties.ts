@@ -4,9 +4,9 @@
  * time's words are the version's own text between its offsets, so they are not stored again: only
  * a version with a time read outside its text (an office's term, from other attributes of its
  * infobox, at offsets 0..0) keeps them, in eventTimeText. Versions written before keep
- * eventTimeText for every time, and are read the same way. Neo4j 5 indexes a list only as a whole value, never by its elements, so their hull
- * is stored beside them as two scalars under range indexes (migration 012): eventFrom, the earliest
- * start, and eventTo, the latest end. "Versions whose text speaks of [from, to)" seeks the hull and
+ * eventTimeText for every time, and are read the same way. Neo4j 5 indexes a list only as a whole
+ * value, never by its elements, so their hull is stored beside them as two scalars under range
+ * indexes (migration 012): eventFrom, the earliest start, and eventTo, the latest end. "Versions whose text speaks of [from, to)" seeks the hull and
  * then checks each interval, in one query.
  *
  * Bounds are milliseconds since 1970-01-01 UTC, as floats, an open bound -Infinity or +Infinity:

@@ -6,6 +6,7 @@
  * rewrites a qualifier after the same head ("Frankfurt" → "Frankfurt, Germany"). List values
  * (three or more members, or two joined by "and") are compared as sets of members.
  */
+import { folded, withoutMarks } from '../text/normalize.js';
 
 export type FalseChangeKind = 'TYPO' | 'DIACRITICS' | 'ABBREVIATION' | 'QUALIFIER' | 'FORMAT';
 
@@ -27,16 +28,6 @@ export function normalizeFactValue(value: string): string {
     .replace(/\[\d+\]|\[citation needed\]/gi, '')
     .replace(/'{2,}/g, '')
     .replace(/\s+/g, ' ')
-    .trim();
-}
-
-/** Lowercase letters and digits only, diacritics removed: what a diacritics-only or punctuation edit leaves equal. */
-export function folded(value: string): string {
-  return value
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
 }
 
@@ -128,7 +119,6 @@ function isList(value: string): boolean {
 function sameMember(a: string, b: string): FalseChangeKind | 'SAME' | null {
   if (a === b) return 'SAME';
   if (folded(a) === folded(b)) {
-    const withoutMarks = (value: string): string => value.normalize('NFD').replace(/\p{M}/gu, '');
     // Equal once the marks are gone: only diacritics differ; otherwise case or punctuation does.
     return withoutMarks(a) === withoutMarks(b) ? 'DIACRITICS' : 'FORMAT';
   }

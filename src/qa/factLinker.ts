@@ -9,7 +9,7 @@ import { FactChangeKind, type FactRecord } from '../domain/model.js';
 import { isValidAt } from '../domain/time.js';
 import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
-import { normalizeAnswer } from '../text/normalize.js';
+import { normalizeAnswer, withoutMarks } from '../text/normalize.js';
 import type { NamedNeighbour } from './question.js';
 import { roleAgreement } from './roleAcronyms.js';
 import type { LinkedSubject } from './subjects.js';
@@ -100,7 +100,7 @@ export function formerValues(versions: readonly FactRecord[], fact: FactRecord, 
 
 /** The words of a name or value, lower case and without accents ("Elisabeth Borne" names "Élisabeth Borne"). */
 function nameWords(text: string): Set<string> {
-  return new Set(normalizeAnswer(text).normalize('NFD').replace(/\p{M}/gu, '').split(' ').filter(Boolean));
+  return new Set(withoutMarks(normalizeAnswer(text)).split(' ').filter(Boolean));
 }
 
 /** Whether a value is the named one: every word of the one in the other ("Klopp", "Jürgen Klopp"). */

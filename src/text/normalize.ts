@@ -8,3 +8,16 @@ export function normalizeAnswer(text: string): string {
     .replace(/\s+/g, ' ')
     .trim();
 }
+
+/** The text without its diacritics ("Élisabeth" → "Elisabeth"). */
+export function withoutMarks(text: string): string {
+  return text.normalize('NFD').replace(/\p{M}/gu, '');
+}
+
+/** Lowercase letters and digits only, diacritics removed: what a diacritics-only or punctuation edit leaves equal. */
+export function folded(value: string): string {
+  return withoutMarks(value)
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
