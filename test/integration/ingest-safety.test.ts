@@ -127,6 +127,29 @@ describe('ingest safety', () => {
     assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
   });
 
+  it('plans each batch from what the batches before it committed, also one naming an article of the batch being written', async () => {
+    const ingest = (articles: ReturnType<typeof article>[], iso: string) =>
+      runtime.services.ingest.ingest(articles, { takenAt: day(iso), source: 'test', batchSize: 1 });
+    await ingest(
+      [article('a', 'A is old.', { Owner: 'x' }), article('b', 'B is old.', { Owner: 'x' }), article('c', 'C is old.', { Owner: 'x' })],
+      '2024-01-01',
+    );
+    // The next batch is planned while one is written; "b" a second time must wait for the first "b" to commit.
+    const report = await ingest(
+      [
+        article('a', 'A is new.', { Owner: 'y' }),
+        article('b', 'B is new.', { Owner: 'y' }),
+        article('b', 'B again.', { Owner: 'z' }),
+        article('c', 'C is new.', { Owner: 'y' }),
+      ],
+      '2024-02-01',
+    );
+    assert.deepEqual([report.facts.updated, report.articlesResumed], [3, 1]);
+    assert.deepEqual(await currentDuplicates(runtime.services.db), { facts: 0, sentences: 0 });
+    const { data } = await execute(runtime, `{ a: fact(subject: "a", attribute: "Owner") { value } b: fact(subject: "b", attribute: "Owner") { value } }`);
+    assert.deepEqual(data, { a: { value: 'y' }, b: { value: 'y' } });
+  });
+
   it('reports an ingest that finished between its two reads (snapshot, then lease) as COMPLETE, not interrupted', async () => {
     const report = await runtime.services.ingest.ingest([article('a', 'x.')], { takenAt: day('2024-01-01'), source: 'test' });
     // What a reader saw before the ingest finished and released its lease.
