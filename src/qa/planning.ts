@@ -161,7 +161,7 @@ export class QuestionPlanner {
     const planned = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
       const summary = conversationSummary(turns);
-      const linked = subjects.link(`${summary} ${respelled[index]}`);
+      const linked = subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false });
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!, scope?.text);
       const unknownNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));

@@ -5,7 +5,8 @@
  * written in capitals for several ("US" United States, "WHO" World Health Organization). A title
  * is linked by the share of its own content words the question covers, in order.
  */
-import { normalizeAnswer } from '../text/normalize.js';
+import { contentTerms } from '../text/language.js';
+import { normalizeAnswer, withoutMarks } from '../text/normalize.js';
 
 export interface LinkedSubject {
   articleId: string;
@@ -26,36 +27,63 @@ interface Title {
   articleId: string;
   title: string;
   words: string[];
+  /** Whether each word counts toward coverage: not filler, and not in a disambiguating "(…)". */
   content: boolean[];
   contentCount: number;
 }
 
 interface QuestionWord {
+  /** As written, lower case (what LinkedSubject.words and respell use). */
+  said: string;
+  /** Lower case, diacritics removed: what is compared with title words. */
   lower: string;
+  /** A function word ("for", "and") or a month ("Sep"): it names a title word only when it is that word. */
+  exactOnly: boolean;
   /** Starts with a capital: a name, which may be abbreviated ("Utd"). */
   capitalised: boolean;
   /** Written in capitals ("US", "WHO"): may be an acronym. */
   capitals: boolean;
 }
 
-function questionWords(text: string): QuestionWord[] {
-  return (text.normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((word) => ({
-    lower: normalizeAnswer(word.replace(/['’]s$/u, '')),
-    capitalised: /^\p{Lu}/u.test(word),
-    capitals: word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word),
-  }));
+/** Words of a title as they are compared: lower case, diacritics removed ("Baró" is "baro"). */
+function titleWords(text: string): string[] {
+  return normalizeAnswer(withoutMarks(text)).split(' ').filter(Boolean);
 }
 
-/** "utd" in "united": same first letter, the rest in order. */
+const MONTHS = /^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*$/;
+
+function questionWords(text: string): QuestionWord[] {
+  return (text.normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((word) => {
+    const said = normalizeAnswer(word.replace(/['’]s$/u, ''));
+    const lower = withoutMarks(said);
+    const capitals = word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word);
+    return {
+      said,
+      lower,
+      exactOnly: !capitals && (contentTerms(word).size === 0 || MONTHS.test(lower)),
+      capitalised: /^\p{Lu}/u.test(word),
+      capitals,
+    };
+  });
+}
+
+/**
+ * A contraction of `word`: its first and last letters with some of those between, in order, at
+ * most half as long ("utd" United, "govt" Government, "natl" National). "Sep" is no Simferopol,
+ * nor "Force" Florence.
+ */
 function abbreviates(short: string, word: string): boolean {
-  if (short.length < 2 || short.length >= word.length || short[0] !== word[0]) return false;
+  if (short.length < 2 || 2 * short.length > word.length || short[0] !== word[0] || short.at(-1) !== word.at(-1)) return false;
   let at = 1;
-  for (let i = 1; i < short.length; i++) {
+  for (let i = 1; i < short.length - 1; i++) {
     at = word.indexOf(short[i]!, at) + 1;
     if (at === 0) return false;
   }
   return true;
 }
+
+/** What a question word may add to a title word and still name it: a plural or a demonym's ending ("Australian"), not "Paula" for Paul. */
+const INFLECTION = /^(?:s|es|n|an|ian|ns|ans|ians)$/;
 
 /**
  * One typo apart: a letter changed, added or left out, or two neighbours swapped ("madird"
@@ -78,13 +106,14 @@ function isTypoOf(written: string, word: string): boolean {
 }
 
 /** How many title words (from `at`) one question word stands for: 0 when it names none of them. */
-function wordsNamed(question: QuestionWord, title: Title, at: number): number {
+function wordsNamed(question: QuestionWord, title: Title, at: number, acrossTypos: boolean): number {
   const word = title.words[at]!;
   const q = question.lower;
   if (q === word) return 1;
-  if (q.length >= 3 && (word.startsWith(q) || (word.length >= 4 && q.startsWith(word)))) return 1;
-  if (question.capitalised && q.length >= 3 && q.length <= 5 && abbreviates(q, word)) return 1;
-  if (q.length >= MIN_TYPO_WORD && word.length >= MIN_TYPO_WORD && oneTypoApart(q, word)) return 1;
+  if (question.exactOnly) return 0;
+  if (q.length >= 3 && (word.startsWith(q) || (word.length >= 4 && q.startsWith(word) && INFLECTION.test(q.slice(word.length))))) return 1;
+  if (question.capitalised && q.length <= 5 && abbreviates(q, word)) return 1;
+  if (acrossTypos && q.length >= MIN_TYPO_WORD && word.length >= MIN_TYPO_WORD && oneTypoApart(q, word)) return 1;
   if (question.capitals && q.length >= 2) {
     // An acronym of the next content words: "us" → united states.
     let taken = 0;
@@ -119,8 +148,12 @@ export class SubjectIndex {
 
   constructor(articles: ReadonlyArray<{ id: string; title: string }>) {
     for (const article of articles) {
-      const words = normalizeAnswer(article.title).split(' ').filter(Boolean);
-      const content = words.map((word) => !TITLE_FILLER.has(word));
+      // "Wheel of Fortune (American game show)": the words in brackets tell the page from another of
+      // the same name; a question names the page by the words before them.
+      const [named = '', qualifier = ''] = article.title.split(/\s*\((?=[^()]*\)\s*$)/);
+      const namedWords = titleWords(named);
+      const words = [...namedWords, ...titleWords(qualifier)];
+      const content = words.map((word, i) => i < namedWords.length && !TITLE_FILLER.has(word));
       const contentCount = content.filter(Boolean).length;
       const title = { articleId: article.id, title: article.title, words, content, contentCount };
       this.byId.set(article.id, title);
@@ -135,9 +168,13 @@ export class SubjectIndex {
     return title ? { articleId, title: title.title, coverage: 0, words: [] } : null;
   }
 
-  /** The articles the text names, best covered first. */
-  link(text: string): LinkedSubject[] {
-    return this.aligned(text)
+  /**
+   * The articles the text names, best covered first. Without `acrossTypos`, a word names a title
+   * word only as written: for text whose typos were respelled already, where a word one letter from
+   * a title's is another word ("games", not James).
+   */
+  link(text: string, { acrossTypos = true }: { acrossTypos?: boolean } = {}): LinkedSubject[] {
+    return this.aligned(text, acrossTypos)
       .map(({ title, alignment }) => ({ articleId: title.articleId, title: title.title, coverage: alignment.coverage, words: alignment.words }))
       .sort((a, b) => b.coverage - a.coverage || b.words.length - a.words.length || a.title.localeCompare(b.title));
   }
@@ -150,7 +187,7 @@ export class SubjectIndex {
    */
   typos(text: string): Map<string, string> {
     const best = new Map<string, { title: string | null; coverage: number }>();
-    for (const { alignment } of this.aligned(text)) {
+    for (const { alignment } of this.aligned(text, true)) {
       for (const { written, title } of alignment.respellings) {
         const seen = best.get(written);
         if (!seen || alignment.coverage > seen.coverage) best.set(written, { title, coverage: alignment.coverage });
@@ -160,10 +197,10 @@ export class SubjectIndex {
     return new Map([...best].flatMap(([written, { title }]) => (title === null ? [] : [[written, title] as const])));
   }
 
-  private aligned(text: string): Array<{ title: Title; alignment: Alignment }> {
+  private aligned(text: string, acrossTypos: boolean): Array<{ title: Title; alignment: Alignment }> {
     const words = questionWords(text);
     return this.titles.flatMap((title) => {
-      const alignment = this.bestAlignment(words, title);
+      const alignment = this.bestAlignment(words, title, acrossTypos);
       return alignment.coverage >= MIN_TITLE_COVERAGE ? [{ title, alignment }] : [];
     });
   }
@@ -173,7 +210,7 @@ export class SubjectIndex {
    * left to right (title words may be left out; at most one unmatched question word between
    * two matches).
    */
-  private bestAlignment(words: readonly QuestionWord[], title: Title): Alignment {
+  private bestAlignment(words: readonly QuestionWord[], title: Title, acrossTypos: boolean): Alignment {
     let best: Alignment = { coverage: 0, words: [], respellings: [] };
     for (let start = 0; start < words.length; start++) {
       let at = 0;
@@ -184,13 +221,13 @@ export class SubjectIndex {
       for (let q = start; q < words.length && at < title.words.length; q++) {
         let matched = false;
         for (let t = at; t < title.words.length; t++) {
-          const named = wordsNamed(words[q]!, title, t);
+          const named = wordsNamed(words[q]!, title, t, acrossTypos);
           if (named === 0) continue;
           for (let k = t; k < t + named; k++) if (title.content[k]) covered++;
           at = t + named;
-          const written = words[q]!.lower;
-          used.push(written);
-          if (isTypoOf(written, title.words[t]!) && !this.titleWords.has(written)) respellings.push({ written, title: title.words[t]! });
+          const { said, lower } = words[q]!;
+          used.push(said);
+          if (isTypoOf(lower, title.words[t]!) && !this.titleWords.has(lower)) respellings.push({ written: said, title: title.words[t]! });
           matched = true;
           break;
         }

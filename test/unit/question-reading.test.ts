@@ -69,6 +69,31 @@ describe('answer metrics and question reading', () => {
     assert.equal(respelled('Which club plays at Anfeild?'), 'Which club plays at Anfeild?', 'no title named, nothing respelled');
   });
 
+  it('links no title by a function word, a month, a word of its brackets, or a real word near a title word (found on TimeQA)', () => {
+    const index = new SubjectIndex(
+      ['Simferopol', 'Fort Tilden', 'Andrzej Panufnik', 'Florence', 'Brad Wenstrup', 'Paul Sturrock', 'Zerelda James', 'Leimen (Baden)', 'Alan Baró'].map(
+        (title) => ({ id: title, title }),
+      ),
+    );
+    const index2 = new SubjectIndex([{ id: 'Wheel', title: 'Wheel of Fortune (American game show)' }]);
+    const linked = (question: string, acrossTypos = true): string[] => index.link(question, { acrossTypos }).map((s) => `${s.articleId} ${s.coverage}`);
+    assert.deepEqual(linked('Who was the head of the party from Sep 1990 to Sep 2000?'), [], 'a month is no abbreviation of Simferopol');
+    assert.deepEqual(linked('What nationality was the conductor Sir Panufnik?'), ['Andrzej Panufnik 0.5']);
+    assert.deepEqual(linked('Which scholar worked for Mason College, and when?'), [], '"for" is no Fort, "and" no Andrzej');
+    assert.deepEqual(linked('Who commanded the Swedish Air Force?'), [], '"Force" is no contraction of Florence');
+    assert.deepEqual(linked('Who ran the square in West Berlin?'), []);
+    assert.deepEqual(linked("What name did Hitler's sister Paula use?"), [], 'Paula is not Paul');
+    assert.deepEqual(linked('Where did the Yankees play home games?', false), [], 'respelled already: "games" is a word, not James');
+    assert.deepEqual(linked('Where did the Yankees play home games?'), ['Zerelda James 0.5'], 'across typos, as `typos` looks for them');
+    assert.deepEqual(linked('Who led the research institute in Heidelberg, Baden?'), [], 'the brackets tell pages apart; they do not name one');
+    assert.deepEqual(linked('Which club did Alan Baro play for?'), ['Alan Baró 1'], 'diacritics aside');
+    assert.deepEqual(
+      index2.link('Who hosted wheel of fortune in 1981?').map((s) => s.coverage),
+      [1],
+      'named by the words before the brackets',
+    );
+  });
+
   it('tells the role an acronym names from another of its shape: the CFO is not the CEO', () => {
     const cases: Array<[string, string, string, string]> = [
       ["Who is Boeing's chief financial officer?", 'CEO', 'Boeing', 'contradicts'],
