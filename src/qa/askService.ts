@@ -24,7 +24,7 @@ import {
   type Attempt,
   type GatedCandidate,
 } from './attempts.js';
-import { chooseByFit, focusedOnClockFact, readPeriods } from './periodReading.js';
+import { chooseReading, focusedOnClockFact, readPeriods } from './periodReading.js';
 import { QuestionPlanner, type InstantPlan } from './planning.js';
 import type { AnsweringPorts, Gate } from './ports.js';
 import { gateReadings, readingFeatures } from './readingGate.js';
@@ -156,15 +156,13 @@ export class AskService {
     return this.readAndGate(read, timings);
   }
 
-  /**
-   * Each plan's period read in the text, the readings weighed by their own gate where one is
-   * trained, and the best-fitting answer chosen (the fit first: the gate, trained on other pages,
-   * breaks ties).
-   */
+  /** Each plan's period read in the text, the readings weighed by their own gate where one is trained, and the answer chosen (chooseReading). */
   private async answerFromText(plans: readonly InstantPlan[], timings: StageTimings): Promise<Attempt[]> {
     const gated = await this.periodReadings(plans, timings);
     const readingGate = this.ports.readingGate;
-    return (readingGate ? await timed(timings, 'gateMs', () => gateReadings(gated, readingGate)) : gated).map(chooseByFit);
+    return (readingGate ? await timed(timings, 'gateMs', () => gateReadings(gated, readingGate)) : gated).map((attempt) =>
+      chooseReading(attempt, readingGate != null),
+    );
   }
 
   /** The readings of every question that asks about a period, with the features the readings' gate learns from. */

@@ -7,7 +7,7 @@
  */
 import { contentTerms, termCoverage } from '../text/language.js';
 import { SearchMode, SearchUnit } from '../retrieval/retriever.js';
-import { attemptOf, blankCandidate, type Attempt, type GatedCandidate } from './attempts.js';
+import { attemptOf, blankCandidate, choose, type Attempt, type GatedCandidate } from './attempts.js';
 import { documentEvidence } from './evidence.js';
 import type { InstantPlan } from './planning.js';
 import type { AnsweringPorts } from './ports.js';
@@ -108,12 +108,23 @@ export function focusedOnClockFact(plan: InstantPlan, clockAttempts: readonly At
   return subject ? { ...plan, subjects: [subject] } : plan;
 }
 
+/** A period no longer than this is an instant ("on 10 September 2024"). */
+const INSTANT_MS = 86_400_000;
+
 /**
- * The candidate of a period's readings to answer with: among those fitting nearly as well as the
- * best, the one whose words share most of the question's ("women's singles" over "men's"), then
- * the one the gate trusts most.
+ * The candidate of a period's readings to answer with. For an instant, or without the readings'
+ * gate: among those fitting nearly as well as the best, the one whose words share most of the
+ * question's ("women's singles" over "men's"), then the one the gate trusts most. What held on a
+ * day is what the latest claim holding then says ("Barnier has been prime minister since 5
+ * September 2024", not Attal's January), and the fit ranks exactly so; the readings' gate, fitted
+ * on periods of years, does not weigh a fit of one day in hundreds. For a longer period, the reading
+ * that gate trusts most: it weighs the fit with the reader's scores and the words read, and on
+ * TimeQA's tune half chose better than the fit first (README, "Time in questions").
  */
-export function chooseByFit(attempt: Attempt): Attempt {
+export function chooseReading(attempt: Attempt, readingGate: boolean): Attempt {
+  const { period } = attempt.plan;
+  const instant = period?.from != null && period.to != null && period.to.getTime() - period.from.getTime() <= INSTANT_MS;
+  if (readingGate && !instant) return choose(attempt);
   const { query } = attempt.plan;
   const fitOf = (candidate: GatedCandidate): number => readingFit(attempt.plan, candidate);
   const asked = contentTerms(query);

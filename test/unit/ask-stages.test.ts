@@ -273,6 +273,21 @@ describe('ask, stage by stage, on fakes', () => {
       assert.match(declined.decision.cues[0]!, /p\(reliable\) 0\.95 is below 0\.99/);
     });
 
+    it('answers a period of years with the reading its gate trusts most, and a day with the best-fitting one', async () => {
+      // A gate that trusts a reading the less its time fits: what it chooses is not what the fit would.
+      const readingGate = fakeGate((f) => 1 - f.fit!, { fact: 0.99, text: 0.99 }, 2, READING_GATE_FEATURES);
+      const years = await ask(
+        { question: 'Which team did Gary Mills manage from 2005 to 2007?', asOf: new Date('2022-01-01') },
+        { ...fakePorts(CAREER), readingGate },
+      );
+      assert.equal(years.guess, 'Tamworth', "2000–2005 fits least, and the gate's choice stands");
+      const day = await ask(
+        { question: 'Who was the prime minister of France on 10 September 2024?', asOf: new Date('2025-02-01') },
+        { ...fakePorts(OFFICES), readingGate },
+      );
+      assert.equal(day.guess, 'Michel Barnier', 'the latest claim holding on the day, whatever the gate prefers');
+    });
+
     it('abstains when nothing in the text states a time in the period, never "nothing is known then"', async () => {
       const answer = await asked(CAREER, 'Which team did Gary Mills manage from 1990 to 1995?', '2022-01-01');
       assert.equal(answer.guess, null);
