@@ -6,7 +6,8 @@ import { isDeadLocalOwner, LeaseRepository, leaseOwner } from '../graph/leaseRep
 import { ChangeKind, SentenceLabel, SnapshotStatus, type SnapshotFailure, type SnapshotRecord } from '../domain/model.js';
 import { SnapshotRepository } from '../graph/snapshotRepository.js';
 import { isoDay } from '../domain/time.js';
-import { planArticle, planIsEmpty } from './articlePlan.js';
+import { planIsEmpty } from './articlePlan.js';
+import { prepareBatch, settledLater, sharesArticle, type PreparedBatch } from './batchPlans.js';
 import type { ArticlePlan } from '../domain/plan.js';
 import { InvalidInputError, quoteInput } from '../domain/errors.js';
 import { IngestBusyError, IngestLeaseLostError, IngestRevokedError, IngestRolledBackError, SnapshotOrderError } from './errors.js';
@@ -321,23 +322,6 @@ export class IngestService {
     });
   }
 
-  /**
-   * A batch's plans, from its articles' current versions as committed. They are read in a write
-   * transaction so that a cluster routes the read to its leader, which has every batch and
-   * snapshot committed before. Articles an interrupted run of this snapshot wrote are skipped.
-   */
-  private async prepareBatch(batch: readonly ArticleInput[], snapshotId: string): Promise<PreparedBatch> {
-    const states = await this.db.writeTransaction((tx) => new IngestRepository(tx).loadStates(batch.map((article) => article.id)));
-    const plans: ArticlePlan[] = [];
-    let resumed = 0;
-    for (const article of batch) {
-      const state = states.get(article.id)!;
-      if (state.lastSnapshotId === snapshotId) resumed += 1;
-      else plans.push(await planArticle(state, article, snapshotId, this.labeler));
-    }
-    return { plans, resumed };
-  }
-
   private async writeSnapshot(
     articles: ArticleInput[],
     options: IngestOptions,
@@ -356,17 +340,17 @@ export class IngestService {
     // Neo4j's, and on a machine of few cores neither waits for the other. Under the ingest lease
     // no one else writes articles, so states read before a batch commits stay true for the
     // batches after it, unless one names an article of the batch being written.
-    let next: Promise<PreparedBatch> | null = batches[0] ? this.prepareBatch(batches[0], id) : null;
+    let next: Promise<PreparedBatch> | null = batches[0] ? prepareBatch(this.db, this.labeler, batches[0], id) : null;
     for (const [i, batch] of batches.entries()) {
       const prepared = await next!;
       const following = batches[i + 1];
-      next = following && !sharesArticle(batch, following) ? settledLater(this.prepareBatch(following, id)) : null;
+      next = following && !sharesArticle(batch, following) ? settledLater(prepareBatch(this.db, this.labeler, following, id)) : null;
       if (await options.revoked?.()) throw new IngestRevokedError(id);
       const changeEvents = await this.db.writeTransaction(async (tx) => {
         await holdLease(tx);
         return prepared.plans.length > 0 ? new IngestRepository(tx).writePlans(context, prepared.plans) : 0;
       });
-      next ??= following ? this.prepareBatch(following, id) : null;
+      next ??= following ? prepareBatch(this.db, this.labeler, following, id) : null;
       tally(report, prepared.plans);
       report.articlesResumed += prepared.resumed;
       report.changeEvents += changeEvents;
@@ -492,21 +476,4 @@ function tally(report: Omit<IngestReport, 'snapshot'>, plans: ArticlePlan[]): vo
     report.facts.refined += changes(ChangeKind.FACT_REFINED);
     report.facts.removed += changes(ChangeKind.FACT_REMOVED);
   }
-}
-
-interface PreparedBatch {
-  plans: ArticlePlan[];
-  /** Articles an interrupted run of the same snapshot had written already. */
-  resumed: number;
-}
-
-function sharesArticle(a: readonly ArticleInput[], b: readonly ArticleInput[]): boolean {
-  const ids = new Set(a.map((article) => article.id));
-  return b.some((article) => ids.has(article.id));
-}
-
-/** A promise awaited later: its failure is not unhandled meanwhile, and still rejects whoever awaits it. */
-function settledLater<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
-  return promise;
 }
