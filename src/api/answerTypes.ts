@@ -18,7 +18,8 @@ registerEnumType(TimeScopeKind, {
   name: 'TimeScopeKind',
   description:
     'AT an instant; DURING a period (the answer that held longest first); BEFORE a time (the last answer before it); AFTER a period (the first answer after it); ' +
-    'SINCE a time (the latest answer); CURRENT (asOf itself); PREVIOUS (the value before the one that holds at asOf, or before a named one); NEXT (the value after a named one).',
+    'SINCE a time (the latest answer); CURRENT (asOf itself); PREVIOUS (the value before the one that holds at asOf, or before a named one); NEXT (the value after a named one); ' +
+    'WHEN the time the text gives for another event ("when Paris hosted the Olympics"), answered as DURING.',
 });
 
 @InputType({ description: 'An earlier turn of a conversation.' })

@@ -6,6 +6,7 @@
  */
 import { isAdopted, type Attempt, type GatedCandidate } from './attempts.js';
 import type { AskedQuestion } from './planning.js';
+import type { PlanAnchor } from './textAnchors.js';
 import type { Gate } from './ports.js';
 import { mergeScopedAnswers } from './scopedAnswers.js';
 import { typeMisfit } from './typeMisfit.js';
@@ -75,14 +76,23 @@ function unsaidWords(plan: Attempt['plan'], said: ReadonlySet<string>): string[]
 /**
  * Whether the period's reading in the text answers instead of the snapshot clock's answer. The
  * clock answers from the version a snapshot said; the text overrules it where the clock has no
- * answer, where the gate trusts the reading and not the clock's answer, or where the reading, in
+ * answer, where the question asks for the value beside a named one and the clock's answer is
+ * neither a fact (whose history would name it) nor adopted, where the gate trusts the reading and not the clock's answer, or where the reading, in
  * the page of the clock's own evidence, states a time that starts after the snapshot that said
  * the clock's answer: "Barnier has been prime minister since 5 September 2024" is news the
  * 2024-07-01 snapshot's "Attal" predates, while "ten Hag has been manager since 2022" is not.
  */
-function textOverrulesClock(reading: GatedCandidate, clock: GatedCandidate | null, gates: { clock: Gate | null; text: Gate | null }): boolean {
+function textOverrulesClock(
+  reading: GatedCandidate,
+  clock: GatedCandidate | null,
+  gates: { clock: Gate | null; text: Gate | null },
+  anchor: PlanAnchor | null,
+): boolean {
   if (!clock?.answer) return true;
   if (normalizeAnswer(reading.answer) === normalizeAnswer(clock.answer)) return false;
+  // The value beside a named one: the fact's history gives it where a version names that value, and an
+  // answer the gate adopts stands; else the text does.
+  if (anchor && anchor.side !== 'during') return clock.evidence.kind !== EvidenceKind.FACT && !isAdopted(gates.clock, clock);
   if (isAdopted(gates.text, reading) && !isAdopted(gates.clock, clock)) return true;
   const statedFrom = reading.evidence.statedTime?.from;
   return reading.evidence.articleId === clock.evidence.articleId && statedFrom != null && statedFrom > clock.evidence.validFrom;
@@ -103,7 +113,7 @@ export function answerOf(
   const byClock = attempts.length > 0 ? mergedByClock(asked, attempts, gate) : null;
   const read = fromText?.chosen ? contentTerms(fromText.chosen.evidence.text) : null;
   const clockChosen = byClock ? attempts[byClock.mainAttempt]!.chosen : null;
-  if (fromText?.chosen && read && namesAskedAttribute(read, attempts) && textOverrulesClock(fromText.chosen, clockChosen, gates)) {
+  if (fromText?.chosen && read && namesAskedAttribute(read, attempts) && textOverrulesClock(fromText.chosen, clockChosen, gates, fromText.plan.anchor)) {
     // The clock's other answers of the period stay beside the text's: what the snapshots said then.
     const answer = normalizeAnswer(fromText.chosen.answer);
     const others = (byClock?.all ?? []).filter((clock) => normalizeAnswer(clock.text) !== answer);
@@ -120,7 +130,13 @@ export function answerOf(
         `the text states "${fromText.chosen.evidence.statedTime.text}" in ${fromText.chosen.evidence.articleId} ("${fromText.chosen.answer}"), which does not overrule the snapshot clock`,
       ]
     : [];
-  return answerFrom(asked, attempts[byClock.mainAttempt]!, byClock.others, gate, timings, [], overruled);
+  // "after X" where neither the asked fact's history nor the text dates X: what the clock read is no answer to it.
+  const neighbour = attempts[0]!.plan.question.neighbour;
+  const undated =
+    neighbour && !fromText?.plan.anchor && clockChosen?.evidence.kind !== EvidenceKind.FACT
+      ? `neither the history of the asked fact nor the text the store knew as of ${isoDay(asked.asOf)} dates "${neighbour.name}"`
+      : null;
+  return answerFrom(asked, attempts[byClock.mainAttempt]!, byClock.others, gate, timings, [], overruled, undated);
 }
 
 /** The snapshot clock's answer of a request: its instants' answers merged, the main one and the others with when they held. */
@@ -169,14 +185,15 @@ function answerFrom(
   timings: StageTimings,
   unsaid: readonly string[] = [],
   notes: readonly string[] = [],
+  refusal: string | null = null,
 ): AnswerResult {
   const { plan, chosen, candidates, rounds } = attempt;
   // An answer about something the store has never heard of, read in words that do not say what is
-  // asked, of another type than asked, or the current value for a past year asked about, is not
-  // adopted, however sure the gate is.
+  // asked, of another type than asked, the current value for a past year asked about, or beside a
+  // value nothing dates, is not adopted, however sure the gate is.
   const strangers = plan.unheardOf;
   const objection = chosen?.answer
-    ? (typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ?? changedSinceNamedYear(plan, chosen.answer))
+    ? (refusal ?? typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ?? changedSinceNamedYear(plan, chosen.answer))
     : null;
   const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && objection === null;
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));

@@ -6,40 +6,27 @@
  * whose words fit the period best, then the one the gate trusts most.
  */
 import { contentTerms, termCoverage } from '../text/language.js';
-import { SearchMode, SearchUnit } from '../retrieval/retriever.js';
+import { folded } from '../text/normalize.js';
+import { SearchUnit } from '../retrieval/retriever.js';
 import { attemptOf, blankCandidate, choose, type Attempt, type GatedCandidate } from './attempts.js';
 import { documentEvidence } from './evidence.js';
 import type { InstantPlan } from './planning.js';
+import { horizonOf, KNOWN_PASSAGES, pagesSearchFinds } from './pages.js';
 import type { AnsweringPorts } from './ports.js';
+import { byKeys, nearness, onSideOf, type PlanAnchor } from './textAnchors.js';
 import { periodFit, readingsFor, type Period, type TimeReader } from './textTime.js';
 import { EvidenceKind, type Evidence } from './types.js';
 
-/** Passage versions of the named articles read for a period; a page of a few hundred passages is read whole. */
-const KNOWN_PASSAGES = 400;
-/** Passages a search finds instead, for a question whose subject is named in other words; the pages of the first few are read. */
-const SEARCHED_PASSAGES = 10;
-const SEARCHED_PAGES = 2;
 /** Readings kept as evidence: at least this many, or k when it is more. */
 const MIN_READINGS = 10;
 /** Candidates whose words fit the period at least this share of the best fit are chosen among by the gate. */
 const NEAR_BEST_FIT = 0.8;
-
-/** Where an open claim ("since 9 January 2024") ends: when the source stopped saying it, or asOf. */
-function horizonOf(validTo: Date | null, asOf: Date): Date {
-  return validTo && validTo < asOf ? validTo : asOf;
-}
 
 interface Found {
   evidence: Evidence;
   fit: number;
   /** Share of the question's content words the reading holds. */
   coverage: number;
-}
-
-/** The pages of the first passages a search finds for the plan's question. */
-async function pagesSearchFinds(plan: InstantPlan, ports: Pick<AnsweringPorts, 'search'>): Promise<string[]> {
-  const [hits] = await ports.search.batchSearch([plan.query], { asOf: plan.asOf, k: SEARCHED_PASSAGES, mode: SearchMode.HYBRID, unit: SearchUnit.PASSAGE });
-  return [...new Set(hits!.slice(0, SEARCHED_PAGES).map((hit) => hit.articleId))];
 }
 
 /** The readings of the plan's period: its first round of evidence. */
@@ -52,29 +39,49 @@ async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<Answeri
   // the period ("Angela Rayner, deputy prime minister since July 2024") does not answer for France.
   // A question that names its subject in other words ("the mother of Frank and Jesse James") is
   // read in the whole pages of the first passages a search finds.
-  const pages = articleIds.length > 0 ? articleIds : await pagesSearchFinds(plan, ports);
+  const pages = articleIds.length > 0 ? articleIds : await pagesSearchFinds(plan.query, plan.asOf, ports);
   const known = await ports.search.unitsKnownAsOf(SearchUnit.PASSAGE, pages, plan.asOf, KNOWN_PASSAGES);
   const asked = contentTerms(plan.query);
+  // An event's own reading dates the question; it does not answer it ("Paris hosted the Olympics in 2024").
+  const isEvent = (articleId: string, text: string): boolean =>
+    plan.anchor?.side === 'during' && plan.anchor.reading.articleId === articleId && plan.anchor.reading.text === text;
   const found: Found[] = known.flatMap((unit) =>
-    readingsFor(unit.text, period, timesIn, horizonOf(unit.validTo, plan.asOf)).map((reading) => ({
-      evidence: documentEvidence({
-        kind: EvidenceKind.PASSAGE,
-        id: unit.id,
-        articleId: unit.articleId,
-        text: reading.text,
-        validFrom: unit.validFrom,
-        validTo: unit.validTo,
-        rowId: unit.rowId,
-        round: 1,
-        statedTime: { text: reading.time.text, from: reading.time.from, to: reading.time.to },
-      }),
-      fit: reading.fit,
-      coverage: termCoverage(asked, reading.text),
-    })),
+    readingsFor(unit.text, period, timesIn, horizonOf(unit.validTo, plan.asOf))
+      .filter((reading) => !isEvent(unit.articleId, reading.text))
+      .map((reading) => ({
+        evidence: documentEvidence({
+          kind: EvidenceKind.PASSAGE,
+          id: unit.id,
+          articleId: unit.articleId,
+          text: reading.text,
+          validFrom: unit.validFrom,
+          validTo: unit.validTo,
+          rowId: unit.rowId,
+          round: 1,
+          statedTime: { text: reading.time.text, from: reading.time.from, to: reading.time.to },
+        }),
+        fit: reading.fit,
+        coverage: termCoverage(asked, reading.text),
+      })),
   );
-  // The best fit first; among equal fits, the reading sharing most of the question's words, then the latest version.
-  found.sort((a, b) => b.fit - a.fit || b.coverage - a.coverage || b.evidence.validFrom.getTime() - a.evidence.validFrom.getTime());
-  return found.slice(0, Math.max(MIN_READINGS, plan.k)).map((entry, rank) => ({ ...entry.evidence, rank: rank + 1 }));
+  const kept =
+    beside(plan, found) ??
+    [...found].sort(
+      // The best fit first; among equal fits, the reading sharing most of the question's words, then the latest version.
+      (a, b) => b.fit - a.fit || b.coverage - a.coverage || b.evidence.validFrom.getTime() - a.evidence.validFrom.getTime(),
+    );
+  return kept.slice(0, Math.max(MIN_READINGS, plan.k)).map((entry, rank) => ({ ...entry.evidence, rank: rank + 1 }));
+}
+
+/** For a plan asking for the value beside a named one, the readings on its side, nearest first (textAnchors.ts); null for others. */
+function beside(plan: InstantPlan, found: readonly Found[]): Found[] | null {
+  const anchor = plan.anchor;
+  if (!anchor || anchor.side === 'during') return null;
+  const asked = relationWords(plan);
+  const keyed = found
+    .filter((entry) => onSideOf(anchor, entry.evidence.statedTime?.from ?? null))
+    .map((entry) => ({ entry, key: nearness(anchor, asked, { text: entry.evidence.text, statedFrom: entry.evidence.statedTime?.from ?? null }, '') }));
+  return keyed.sort((a, b) => byKeys(a.key, b.key)).map(({ entry }) => entry);
 }
 
 /** Each plan's readings of its period, as a first round with a blank candidate per reading. */
@@ -122,7 +129,8 @@ const INSTANT_MS = 86_400_000;
  * TimeQA's tune half chose better than the fit first (README, "Time in questions").
  */
 export function chooseReading(attempt: Attempt, readingGate: boolean): Attempt {
-  const { period } = attempt.plan;
+  const { period, anchor } = attempt.plan;
+  if (anchor && anchor.side !== 'during') return nearestReading(attempt, anchor);
   const instant = period?.from != null && period.to != null && period.to.getTime() - period.from.getTime() <= INSTANT_MS;
   if (readingGate && !instant) return choose(attempt);
   const { query } = attempt.plan;
@@ -135,4 +143,33 @@ export function chooseReading(attempt: Attempt, readingGate: boolean): Attempt {
     .map((candidate) => ({ candidate, coverage: termCoverage(asked, candidate.evidence.text) }));
   near.sort((a, b) => b.coverage - a.coverage || (b.candidate.certainty?.reliable ?? 0) - (a.candidate.certainty?.reliable ?? 0));
   return { ...attempt, chosen: near[0]?.candidate ?? null };
+}
+
+/** The question's words a reading beside a named value should say: neither its subject's nor the value's (its query leaves those out). */
+function relationWords(plan: InstantPlan): Set<string> {
+  const subject = contentTerms(plan.subjects.flatMap((linked) => linked.words).join(' '));
+  return new Set([...contentTerms(plan.query)].filter((term) => !subject.has(term)));
+}
+
+/**
+ * The reading nearest to a named value, after or before it (textAnchors.ts `nearness`), of those
+ * whose answer is not the value itself; the gate only breaks ties: it weighs how well a time fits a
+ * period, and the open period after a value fits the value's own reading best.
+ */
+function nearestReading(attempt: Attempt, anchor: PlanAnchor): Attempt {
+  const value = ` ${folded(anchor.words)} `;
+  const isValue = ({ answer }: GatedCandidate): boolean => value.includes(` ${folded(answer)} `) || ` ${folded(answer)} `.includes(value);
+  const others = attempt.candidates.filter((candidate) => candidate.answer !== '' && !isValue(candidate));
+  const asked = relationWords(attempt.plan);
+  const keys = new Map(
+    others.map((candidate) => [
+      candidate,
+      [
+        ...nearness(anchor, asked, { text: candidate.evidence.text, statedFrom: candidate.evidence.statedTime?.from ?? null }, candidate.answer),
+        -(candidate.certainty?.reliable ?? 0),
+      ],
+    ]),
+  );
+  const ordered = [...others].sort((a, b) => byKeys(keys.get(a)!, keys.get(b)!));
+  return { ...attempt, chosen: ordered[0] ?? null };
 }

@@ -5,7 +5,7 @@
  * instant, read-only: the later stages add evidence and candidates beside it.
  */
 import type { ChangeProfile } from '../graph/answeringRepository.js';
-import type { FactRecord } from '../domain/model.js';
+import type { EventTime, FactRecord } from '../domain/model.js';
 import { isoDay, isValidAt } from '../domain/time.js';
 import { SearchUnit } from '../retrieval/retriever.js';
 import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
@@ -17,6 +17,7 @@ import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, questionNames, type QuestionAnalysis } from './question.js';
 import { respell, SubjectIndex, type LinkedSubject } from './subjects.js';
+import { anchorsInText, type PlanAnchor } from './textAnchors.js';
 import type { Period } from './textTime.js';
 import { readTimeScope, scopeInstants, TimeScopeKind, type ScopeInstants, type TimeScope } from './timeScope.js';
 import { DecisionAction, EvidenceKind, RetrievalMode, type AskRequest, type Decision, type Evidence, type Turn } from './types.js';
@@ -49,6 +50,8 @@ export interface InstantPlan {
    * of asOf (event time); null on the plans answered at instants of the snapshot clock.
    */
   readonly period: Period | null;
+  /** On a text plan whose period another event or a named value gives: where the text dates it. */
+  readonly anchor: PlanAnchor | null;
 }
 
 /** One request: its time scope and a plan for each of the scope's instants. */
@@ -63,7 +66,7 @@ export interface AskedQuestion {
   readonly textPlan: InstantPlan | null;
 }
 
-/** The scopes a text can be read for: a period or an instant, not "now" or "the previous one". */
+/** The scopes a text is read for as the question words them: a period or an instant, not "now" or "the previous one" (an event's time or a named value's neighbour is read through its anchor). */
 const READ_IN_TEXT = new Set([TimeScopeKind.AT, TimeScopeKind.DURING, TimeScopeKind.BEFORE, TimeScopeKind.AFTER, TimeScopeKind.SINCE]);
 
 /** The question with some of its words taken out (its time scope: what the text is searched for). */
@@ -75,13 +78,40 @@ function without(question: string, words: string): string {
     .trim();
 }
 
-function scopeCue(scope: TimeScope, plan: ScopeInstants): string {
+const bounds = ({ from, to }: Period): string => `[${from ? isoDay(from) : '…'}, ${to ? isoDay(to) : '…'})`;
+
+/** Where the text dates an anchor: `the text states "in July 2024" for it in Paris`. */
+const datedIn = ({ reading }: PlanAnchor): string => `the text states "${reading.time.text}" for it in ${reading.articleId}`;
+
+function scopeCue(scope: TimeScope, plan: ScopeInstants, anchor: PlanAnchor | null): string {
   if (plan.note) return plan.note;
+  if (anchor?.side === 'during') {
+    return `the question asks about the time of "${anchor.words}": ${datedIn(anchor)} (${bounds(anchor.period)}); answered as of ${plan.instants.map(isoDay).join(', ')}`;
+  }
   if (scope.kind === TimeScopeKind.CURRENT) return `time expression "${scope.text}": as of asOf`;
   if (scope.kind === TimeScopeKind.PREVIOUS) return `time expression "${scope.text}": asks for an earlier value`;
   if (scope.kind === TimeScopeKind.NEXT) return `time expression "${scope.text}": asks for a later value`;
   const at = plan.instants.map(isoDay).join(', ');
   return `time expression "${scope.text}" (${scope.kind}): answered as of ${at}${plan.instants.length > 1 ? ` (${plan.main === 'longest' ? 'the answer that held longest' : `the ${plan.main} answer`} first)` : ''}`;
+}
+
+/** Which time the text plan reads, and from where: the question's own words, or the text's date of what it relates the answer to. */
+function textCue(scope: TimeScope, period: Period, anchor: PlanAnchor | null, asOf: Date): string {
+  const knowledge = `read in the text the store knew as of ${isoDay(asOf)}`;
+  if (!anchor)
+    return `the question asks about "${scope.text}" (${bounds(period)}, when it held in the world): ${knowledge}, where it states a time in that period`;
+  if (anchor.side === 'during')
+    return `the question asks about the time of "${anchor.words}": ${datedIn(anchor)} (${bounds(period)}); ${knowledge}, where it states a time in that period`;
+  return `the question asks for the value ${anchor.side} "${anchor.words}": ${datedIn(anchor)}; ${knowledge}, in ${bounds(period)}, the nearest first`;
+}
+
+/**
+ * The period a dated anchor gives: its own time, or from its start on, or up to its end (what the
+ * reading dating it says may be the answer: "Arne Slot replaced Jürgen Klopp in June 2024").
+ */
+function anchorPeriod(side: PlanAnchor['side'], { from, to }: EventTime): Period {
+  if (side === 'during') return { from, to };
+  return side === 'after' ? { from, to: null } : { from: null, to };
 }
 
 /** The retrieval decision once the conversation and the requested mode are taken into account. */
@@ -158,22 +188,31 @@ export class QuestionPlanner {
     const besideVectors = besides.length > 0 ? await encoder.questionVectors(besides.map(({ analysis }) => analysis)) : [];
     const linkedBy = own.map((analysis, index) => ({ analysis, vector: vectors[index]! }));
     besides.forEach(({ index, analysis }, i) => (linkedBy[index] = { analysis, vector: besideVectors[i]! }));
-    const planned = checked.map(({ question, asOf, turns }, index) => {
+    const read = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
       const summary = conversationSummary(turns);
       const linked = subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false });
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!, scope?.text);
       const unknownNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));
-      const readsText = this.ports.timesIn !== undefined && scope !== null && READ_IN_TEXT.has(scope.kind) && turns.length === 0;
-      return { scope, instants: scopeInstants(scope, asOf, snapshotDates), summary, linked, names, unknownNames, readsText };
+      return { scope, summary, linked, names, unknownNames };
+    });
+    const anchors = await this.anchors(read.map(({ scope, linked }, index) => ({ scope, linked, analysis: own[index]!, ...checked[index]! })));
+    const planned = read.map((entry, index) => {
+      const { asOf, turns } = checked[index]!;
+      const anchor = anchors[index] ?? null;
+      // An event's time, once the text gives it, is the scope the snapshot clock answers for too.
+      const scope = entry.scope?.kind === TimeScopeKind.WHEN && anchor ? { ...entry.scope, ...anchor.period } : entry.scope;
+      const readsText = this.ports.timesIn !== undefined && turns.length === 0;
+      const textPeriod = !readsText ? null : anchor ? anchor.period : scope && READ_IN_TEXT.has(scope.kind) ? { from: scope.from, to: scope.to } : null;
+      return { ...entry, scope, anchor, textPeriod, instants: scopeInstants(scope, asOf, snapshotDates) };
     });
     // A batch reads the store once per kind of read (and once per instant for change profiles), not once per question.
     const versions = await facts.factVersions([...new Set(planned.flatMap((p) => p.linked.map((subject) => subject.articleId)))]);
     const unheard = new Set(await search.namesNeverMentioned([...new Set(planned.flatMap((p) => p.unknownNames))]));
     const articlesAt = new Map<number, { at: Date; ids: Set<string> }>();
-    for (const [index, { instants, linked, readsText }] of planned.entries()) {
-      for (const at of [...instants.instants, ...(readsText ? [checked[index]!.asOf] : [])]) {
+    for (const [index, { instants, linked, textPeriod }] of planned.entries()) {
+      for (const at of [...instants.instants, ...(textPeriod ? [checked[index]!.asOf] : [])]) {
         const entry = articlesAt.get(at.getTime()) ?? { at, ids: new Set<string>() };
         for (const subject of linked) entry.ids.add(subject.articleId);
         articlesAt.set(at.getTime(), entry);
@@ -187,7 +226,7 @@ export class QuestionPlanner {
     return Promise.all(
       checked.map(async ({ question, asOf, turns, mode, k, generator }, index): Promise<AskedQuestion> => {
         const analysis = analyses[index]!;
-        const { scope, instants, summary, linked, names, unknownNames, readsText } = planned[index]!;
+        const { scope, instants, summary, linked, names, unknownNames, anchor, textPeriod } = planned[index]!;
         const conversationEvidence = await this.evidenceOf(turns);
         // The turn's own words name the attribute when they can ("And the capital?"); a bare follow-up
         // ("And before that?") takes the earlier turn's too.
@@ -210,8 +249,8 @@ export class QuestionPlanner {
                 : undefined;
             if (factMatch && beside !== undefined) {
               factMatch = beside ? { ...factMatch, fact: beside } : null;
-            } else if (analysis.neighbour?.side === 'after') {
-              // Today's value is no answer to "after X" when no version names X.
+            } else if (analysis.neighbour) {
+              // Today's value, or the one before it, is no answer to "after X" or "before X" when no version names X.
               factMatch = null;
             } else if (factMatch && analysis.asksForEarlier) {
               const previous = await facts.previousFact(factMatch.fact.id);
@@ -228,7 +267,7 @@ export class QuestionPlanner {
               generatorHasOwnKnowledge: generator.name !== 'extractive',
               unknownNames,
             });
-            if (scope) decision = { ...decision, timeSensitive: true, cues: [scopeCue(scope, instants), ...decision.cues] };
+            if (scope) decision = { ...decision, timeSensitive: true, cues: [scopeCue(scope, instants, anchor), ...decision.cues] };
             const continued =
               turns.length > 0
                 ? continuation(analysis, conversationEvidence, asked ?? null, (fact) => factEvidence(fact, 0))
@@ -238,7 +277,8 @@ export class QuestionPlanner {
               vector: vectors[index]!,
               names,
               unheardOf: unknownNames.filter((name) => unheard.has(name)),
-              query: turns.length > 0 ? `${summary} ${question}` : question,
+              // The event a question dates its answer by says when, not what: it is not searched for.
+              query: turns.length > 0 ? `${summary} ${question}` : scope?.kind === TimeScopeKind.WHEN ? without(question, scope.text) : question,
               asOf: instant,
               mode,
               k,
@@ -252,11 +292,12 @@ export class QuestionPlanner {
               conversationEvidence: continued.evidence,
               decision: settledDecision(decision, mode, { turns, summary, covered: continued.covered, cues: continued.cues }),
               period: null,
+              anchor: null,
             };
           }),
         );
         const textPlan: InstantPlan | null =
-          readsText && scope
+          textPeriod && scope
             ? {
                 question: analysis,
                 vector: vectors[index]!,
@@ -277,17 +318,49 @@ export class QuestionPlanner {
                 decision: {
                   action: DecisionAction.RETRIEVE,
                   timeSensitive: true,
-                  cues: [
-                    `the question asks about "${scope.text}" ([${scope.from ? isoDay(scope.from) : '…'}, ${scope.to ? isoDay(scope.to) : '…'}), when it held in the world): read in the text the store knew as of ${isoDay(asOf)}, where it states a time in that period`,
-                  ],
+                  cues: [textCue(scope, textPeriod, anchor, asOf)],
                   changedSince: [],
                 },
-                period: { from: scope.from, to: scope.to },
+                period: textPeriod,
+                anchor,
               }
             : null;
         return { question, asOf, scope, instants, plans, textPlan };
       }),
     );
+  }
+
+  /**
+   * For each question dated by another event ("when Paris hosted the Olympics") or by a named
+   * value ("after Alfreton Town"), where the text dates it (textAnchors.ts); null for the others,
+   * and where nothing the store knew as of the question's asOf dates it.
+   */
+  private async anchors(
+    questions: ReadonlyArray<{ scope: TimeScope | null; linked: readonly LinkedSubject[]; analysis: QuestionAnalysis; asOf: Date; turns: readonly Turn[] }>,
+  ): Promise<Array<PlanAnchor | null>> {
+    const timesIn = this.ports.timesIn;
+    const asked = questions.map(({ scope, linked, analysis, asOf, turns }) => {
+      if (!timesIn || turns.length > 0 || !scope) return null;
+      const { event, neighbour } = analysis;
+      if (scope.kind === TimeScopeKind.WHEN && event)
+        return { side: 'during' as const, request: { kind: 'event' as const, words: event.clause, subjects: linked, asOf } };
+      if (neighbour && scope.text === neighbour.text)
+        return { side: neighbour.side, request: { kind: 'name' as const, words: neighbour.name, subjects: linked, asOf } };
+      return null;
+    });
+    const wanted = asked.flatMap((entry) => (entry ? [entry] : []));
+    if (!timesIn || wanted.length === 0) return questions.map(() => null);
+    const found = await anchorsInText(
+      wanted.map(({ request }) => request),
+      this.ports,
+      timesIn,
+    );
+    let next = 0;
+    return asked.map((entry) => {
+      if (!entry) return null;
+      const reading = found[next++];
+      return reading ? { side: entry.side, words: entry.request.words, reading, period: anchorPeriod(entry.side, reading.time) } : null;
+    });
   }
 
   /**

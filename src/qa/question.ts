@@ -16,6 +16,16 @@ export interface QuestionAnalysis {
   asksForEarlier: boolean;
   /** "after Rishi Sunak", "before Donald Tusk": the question asks for the value beside a named one. */
   neighbour: NamedNeighbour | null;
+  /** "when Paris hosted the Olympics": the question asks about the time of another event. */
+  event: EventClause | null;
+}
+
+/** The event whose time a question asks about, in its own words. */
+export interface EventClause {
+  /** The event, as written ("Paris hosted the Olympics"). */
+  clause: string;
+  /** The words read ("when Paris hosted the Olympics"). */
+  text: string;
 }
 
 /** A value asked for by its place beside another, named value. */
@@ -69,6 +79,21 @@ export function namedNeighbour(question: string): NamedNeighbour | null {
   return { side: SIDE_OF[match[1]!.toLowerCase()]!, name, text: `${match[1]} ${name}` };
 }
 
+/**
+ * "Who was prime minister when Paris hosted the Olympics?": "when" or "while" after the question's
+ * first word, then a clause of at least two words, up to a comma or the end. "When did …?" asks
+ * for a time and is no such clause, nor is "since when".
+ */
+const EVENT_CLAUSE = /(?<!^\s*|\b[Ss]ince\s)\b([Ww]hen|[Ww]hile)\s+([^?.!;,]*[\p{L}\p{N}][^?.!;,]*)/u;
+
+/** The event a question dates its answer by ("when Paris hosted the Olympics"), or null. */
+export function eventClause(question: string): EventClause | null {
+  const match = EVENT_CLAUSE.exec(question);
+  const clause = match?.[2]?.trim() ?? '';
+  if (!match || clause.split(/\s+/).length < 2) return null;
+  return { clause, text: `${match[1]} ${clause}` };
+}
+
 /** The words by which a question asks for an earlier value than the one it names or implies, or null. */
 export function earlierCue(question: string): string | null {
   const neighbour = namedNeighbour(question);
@@ -101,6 +126,7 @@ export function analyseQuestion(question: string): QuestionAnalysis {
     years,
     asksForEarlier: earlierCue(question) !== null,
     neighbour: namedNeighbour(question),
+    event: eventClause(question),
   };
 }
 

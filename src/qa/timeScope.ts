@@ -7,7 +7,7 @@
  * ("the 2022 World Cup") is not a scope: the answer does not depend on when it is asked.
  */
 import { RANGE_LINK, statedPeriods, TIME_GOVERNOR as GOVERNOR } from '../text/timeExpressions.js';
-import { earlierCue, namedNeighbour } from './question.js';
+import { earlierCue, eventClause, namedNeighbour } from './question.js';
 
 export enum TimeScopeKind {
   /** One instant: "on 4 December 2024", "two years ago", "as of 2023" (its end). */
@@ -26,6 +26,8 @@ export enum TimeScopeKind {
   PREVIOUS = 'PREVIOUS',
   /** "after Rishi Sunak", "who succeeded Élisabeth Borne": the value after a named one. */
   NEXT = 'NEXT',
+  /** "when Paris hosted the Olympics": the time the text gives for another event, answered as a period (DURING). */
+  WHEN = 'WHEN',
 }
 
 export interface TimeScope {
@@ -98,6 +100,9 @@ export function readTimeScope(question: string, asOf: Date): TimeScope | null {
   if (current) return { kind: TimeScopeKind.CURRENT, text: current[0], from: asOf, to: asOf };
   const neighbour = namedNeighbour(question);
   if (neighbour?.side === 'after') return { kind: TimeScopeKind.NEXT, text: neighbour.text, from: null, to: asOf };
+  // Its time is the text's to give: planning reads it there (qa/textAnchors.ts) and sets the bounds.
+  const event = eventClause(question);
+  if (event) return { kind: TimeScopeKind.WHEN, text: event.text, from: null, to: null };
   const earlier = earlierCue(question);
   return earlier ? { kind: TimeScopeKind.PREVIOUS, text: earlier, from: null, to: asOf } : null;
 }
@@ -123,6 +128,9 @@ export function scopeInstants(scope: TimeScope | null, asOf: Date, snapshotDates
     return { instants: [asOf], main: 'last', note: null };
   const first = snapshotDates[0]!;
   const day = (date: Date): string => date.toISOString().slice(0, 10);
+  if (scope.kind === TimeScopeKind.WHEN && scope.from === null && scope.to === null) {
+    return { instants: [], main: 'last', note: `asks about the time of "${scope.text}", which nothing the store knew as of ${day(asOf)} dates` };
+  }
   const lastMoment = (to: Date): Date => new Date(to.getTime() - 1);
   const from = scope.from ?? first;
   const to = scope.to === null ? asOf : lastMoment(scope.to);

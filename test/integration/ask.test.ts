@@ -210,6 +210,23 @@ describe('ask on the demo corpus', () => {
     );
   });
 
+  it('answers for the time the text gives another event, and the value after a named one the text dates', async () => {
+    const ask = async (q: string) => (await execute(runtime, ASK, { q, asOf: '2025-01-15', mode: 'ADAPTIVE' })).data.ask;
+    const games = await ask('Who was the prime minister of France when Paris hosted the Summer Olympics?');
+    assert.equal(games.guess, 'Gabriel Attal', 'not today’s François Bayrou');
+    assert.deepEqual(games.timeScope, {
+      kind: 'WHEN',
+      text: 'when Paris hosted the Summer Olympics',
+      from: '2024-07-26T00:00:00.000Z',
+      to: '2024-08-12T00:00:00.000Z',
+    });
+    assert.ok(games.decision.cues.some((cue: string) => /the text states "from 26 July to 11 August 2024" for it in France/.test(cue)));
+    assert.equal((await ask('Who was the prime minister of France when the Barnier government was brought down?')).guess, 'Michel Barnier');
+    const undated = await ask('Who was the prime minister of France when the Eiffel Tower was repainted?');
+    assert.deepEqual([undated.guess, undated.text], [null, null], 'nothing dates it: no answer, not the current one');
+    assert.equal((await ask('Who took over at Liverpool after Jürgen Klopp?')).guess, 'Arne Slot');
+  });
+
   it('ALWAYS answers from the top passage; GATED from the most trusted document, without re-retrieval', async () => {
     const always = await execute(runtime, ASK, { q: 'Who is the prime minister of France?', asOf: '2024-10-01', mode: 'ALWAYS' });
     assert.equal(always.data.ask.evidence[0].kind, 'PASSAGE');

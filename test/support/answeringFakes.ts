@@ -93,7 +93,7 @@ export const readingGenerator: Generator = {
 };
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-/** The times the fakes' texts state: "from 2005 to 2007", "since 5 September 2024", "since 2019", "in 2005". */
+/** The times the fakes' texts state: "from 2005 to 2007", "since 5 September 2024", "since 2019", "in July 2024", "in 2005". */
 export const fakeTimesIn: TimeReader = (sentences) => sentences.map(timesOfSentence);
 
 function timesOfSentence(text: string): EventTime[] {
@@ -108,6 +108,10 @@ function timesOfSentence(text: string): EventTime[] {
     at(m, new Date(Date.UTC(Number(m[3]), MONTHS.indexOf(m[2]!.toLowerCase()), Number(m[1]))), null);
   }
   for (const m of text.matchAll(/\bsince (\d{4})/g)) at(m, day(`${m[1]}-01-01`), null);
+  for (const m of text.matchAll(/\bin ([A-Z][a-z]+) (\d{4})/g)) {
+    const month = MONTHS.indexOf(m[1]!.toLowerCase());
+    if (month >= 0) at(m, new Date(Date.UTC(Number(m[2]), month, 1)), new Date(Date.UTC(Number(m[2]), month + 1, 1)));
+  }
   for (const m of text.matchAll(/\bin (\d{4})/g)) at(m, day(`${m[1]}-01-01`), day(`${Number(m[1]) + 1}-01-01`));
   return times;
 }

@@ -288,6 +288,74 @@ describe('ask, stage by stage, on fakes', () => {
       assert.equal(day.guess, 'Michel Barnier', 'the latest claim holding on the day, whatever the gate prefers');
     });
 
+    it('answers for the time the text gives another event ("when Paris hosted the Olympics"), and abstains where it gives none', async () => {
+      const withGames: FakeWorld = {
+        ...OFFICES,
+        articles: [
+          ...OFFICES.articles,
+          { id: 'Paris', passages: [{ text: 'Paris hosted the Summer Olympics in July 2024, a century after it last had.', from: '2024-10-01' }] },
+        ],
+      };
+      const games = await asked(withGames, 'Who was the prime minister of France when Paris hosted the Summer Olympics?', '2025-02-01');
+      assert.equal(games.guess, 'Gabriel Attal', 'in office in July 2024, not today’s Bayrou');
+      assert.deepEqual(games.timeScope, {
+        kind: 'WHEN',
+        text: 'when Paris hosted the Summer Olympics',
+        from: new Date('2024-07-01'),
+        to: new Date('2024-08-01'),
+      });
+      assert.match(
+        games.decision.cues.join(' '),
+        /the question asks about the time of "Paris hosted the Summer Olympics": the text states "in July 2024" for it in Paris/,
+      );
+      const undated = await asked(withGames, 'Who was the prime minister of France when the Eiffel Tower was repainted?', '2025-02-01');
+      assert.equal(undated.guess, null, 'no time given: no answer, not the current one');
+      assert.match(
+        undated.decision.cues[0]!,
+        /asks about the time of "when the Eiffel Tower was repainted", which nothing the store knew as of 2025-02-01 dates/,
+      );
+    });
+
+    it('answers the value after or before a named one from the time the text gives it, the nearest first', async () => {
+      // The clock's answer from a passage stands where the gate adopts it: here it adopts only facts.
+      const asked = (world: FakeWorld, question: string, asOf: string) =>
+        ask(
+          { question, asOf: new Date(asOf) },
+          fakePorts(
+            world,
+            fakeGate((f) => (f.isFact ? 0.9 : 0.3)),
+          ),
+        );
+      const after = await asked(CAREER, 'Which team did Gary Mills manage after Alfreton Town?', '2022-01-01');
+      assert.equal(after.guess, 'Gateshead');
+      assert.match(
+        after.decision.cues.join(' '),
+        /the question asks for the value after "Alfreton Town": the text states "from 2005 to 2007" for it in Gary Mills/,
+      );
+      const before = await asked(CAREER, 'Which team did Gary Mills manage before Alfreton Town?', '2022-01-01');
+      assert.equal(before.guess, 'Tamworth');
+      const club: FakeWorld = {
+        snapshots: ['2023-07-01', '2024-07-01'],
+        articles: [
+          {
+            id: 'Liverpool',
+            passages: [
+              { text: 'Jurgen Klopp has been manager since 2015.', from: '2023-07-01', to: '2024-07-01' },
+              { text: 'Virgil Dijk has been club captain since 2023. Arne Slot has been head coach since 2024, succeeding Jurgen Klopp.', from: '2024-07-01' },
+            ],
+          },
+        ],
+      };
+      const successor = await asked(club, 'Who took over at Liverpool after Jurgen Klopp?', '2025-01-15');
+      assert.equal(successor.guess, 'Arne Slot', 'a reading that names Klopp too, before the nearer captain');
+      const unnamed = await asked(CAREER, 'Which team did Gary Mills manage after Nuneaton Borough?', '2022-01-01');
+      assert.equal(unnamed.adopted, false);
+      assert.match(
+        unnamed.decision.cues[0]!,
+        /not adopted: neither the history of the asked fact nor the text the store knew as of 2022-01-01 dates "Nuneaton Borough"/,
+      );
+    });
+
     it('abstains when nothing in the text states a time in the period, never "nothing is known then"', async () => {
       const answer = await asked(CAREER, 'Which team did Gary Mills manage from 1990 to 1995?', '2022-01-01');
       assert.equal(answer.guess, null);

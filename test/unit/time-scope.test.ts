@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { mergeScopedAnswers } from '../../src/qa/scopedAnswers.js';
 import { readTimeScope, scopeInstants, TimeScopeKind } from '../../src/qa/timeScope.js';
 import { periodFit } from '../../src/qa/textTime.js';
-import { namedNeighbour } from '../../src/qa/question.js';
+import { eventClause, namedNeighbour } from '../../src/qa/question.js';
 
 const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
 const ASKED = day('2025-01-15');
@@ -117,6 +117,32 @@ describe('time expressions in questions', () => {
     assert.deepEqual(namedNeighbour("Who managed Liverpool following Klopp's exit?"), { side: 'after', name: 'Klopp', text: 'following Klopp' });
     assert.equal(scope('Who preceded Michel Barnier?')?.text, 'preceded Michel Barnier');
     assert.deepEqual(scope('Who took over at Liverpool after Jürgen Klopp?'), { kind: 'NEXT', text: 'after Jürgen Klopp', from: null, to: '2025-01-15' });
+  });
+
+  it('reads "when <event>" as the time of that event, for the text to give; "When did …?" asks for a time', () => {
+    assert.deepEqual(scope('Who was the prime minister of France when Paris hosted the Olympics?'), {
+      kind: 'WHEN',
+      text: 'when Paris hosted the Olympics',
+      from: null,
+      to: null,
+    });
+    assert.deepEqual(eventClause('Who coached BATE when they won their first domestic cup, and who owned it?'), {
+      clause: 'they won their first domestic cup',
+      text: 'when they won their first domestic cup',
+    });
+    assert.equal(eventClause('When did Paris host the Olympics?'), null);
+    assert.equal(eventClause('Since when has Macron been president?'), null);
+    assert.equal(eventClause('Who led the club when?'), null);
+    assert.equal(
+      scope('Which team did Gary Mills manage when Alfreton Town won the league in 2006?')?.kind,
+      'DURING',
+      'a time the question states comes first',
+    );
+    assert.deepEqual(scopeInstants(readTimeScope('Who led when the dam broke?', ASKED), ASKED, SNAPSHOTS), {
+      instants: [],
+      main: 'last',
+      note: 'asks about the time of "when the dam broke", which nothing the store knew as of 2025-01-15 dates',
+    });
   });
 
   it('leaves questions without a time, and years that name an event, alone', () => {
