@@ -1,13 +1,15 @@
 /** Everything the answerers derive from a text, run on any text to show that none of it throws. */
 import assert from 'node:assert/strict';
 import { seededRandom } from '../../src/learning/random.js';
-import { analyseQuestion, questionNames, type QuestionAnalysis } from '../../src/qa/question.js';
+import { analyseQuestion, eventClause, questionNames, type QuestionAnalysis } from '../../src/qa/question.js';
 import { bestSpan, MAX_PASSAGE_WORDS } from '../../src/qa/reader/spanReader.js';
 import { questionFeatures, readerPassage, WORD_FEATURES, wordFeatures } from '../../src/qa/reader/wordFeatures.js';
 import { roleAgreement } from '../../src/qa/roleAcronyms.js';
 import { respell, SubjectIndex } from '../../src/qa/subjects.js';
 import { typeMisfit } from '../../src/qa/typeMisfit.js';
 import { readTimeScope } from '../../src/qa/timeScope.js';
+import { nearness } from '../../src/qa/textAnchors.js';
+import { contentTerms } from '../../src/text/language.js';
 import { annotate, AnswerType, candidateSpans } from '../../src/text/annotation.js';
 import { readEventTimes, type EventTime } from '../../src/text/eventTimes.js';
 
@@ -28,7 +30,10 @@ export function readQuestion(question: string): QuestionAnalysis {
   const asked = analyseQuestion(question);
   questionNames(asked);
   readTimeScope(question, new Date('2025-01-15T00:00:00Z'));
-  for (const subject of SUBJECTS.link(question)) assert.ok(subject.coverage >= 0.5 && subject.coverage <= 1);
+  for (const acrossTypos of [true, false])
+    for (const subject of SUBJECTS.link(question, { acrossTypos })) assert.ok(subject.coverage >= 0.5 && subject.coverage <= 1);
+  const event = eventClause(question);
+  if (event) assert.ok(question.includes(event.clause) && event.clause.trim() !== '', `event "${event.clause}" of "${question}"`);
   assert.equal(typeof respell(question, SUBJECTS.typos(question)), 'string');
   assert.ok(questionFeatures(asked).every(Number.isFinite));
   return asked;
@@ -53,6 +58,14 @@ export function readText(asked: QuestionAnalysis, text: string): void {
   const scores = (): Float32Array => Float32Array.from(passage.words, () => random() * 20 - 10);
   const span = bestSpan(passage, scores(), scores());
   if (span) assert.ok(span.text !== '' && span.probability >= 0 && span.probability <= 1, `span "${span.text}" of "${text}"`);
+  // The text as the reading dating a named value, and as a reading beside it.
+  const time = { from: new Date('2005-01-01T00:00:00Z'), to: null, text: '', start: 0, end: 0 };
+  const anchor = { side: 'after' as const, words: question, reading: { text, time, articleId: 'a' }, period: time };
+  const keys = nearness(anchor, contentTerms(question), { text, statedFrom: null }, span?.text ?? '');
+  assert.ok(
+    keys.every((key) => !Number.isNaN(key)),
+    `nearness of "${text}" is not a number`,
+  );
 }
 
 /** Everything the answerers derive from a question and a text. */
