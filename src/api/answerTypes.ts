@@ -19,7 +19,7 @@ registerEnumType(TimeScopeKind, {
   description:
     'AT an instant; DURING a period (the answer that held longest first); BEFORE a time (the last answer before it); AFTER a period (the first answer after it); ' +
     'SINCE a time (the latest answer); CURRENT (asOf itself); PREVIOUS (the value before the one that holds at asOf, or before a named one); NEXT (the value after a named one); ' +
-    'WHEN the time the text gives for another event ("when Paris hosted the Olympics"), answered as DURING.',
+    'WHEN the time the text gives for another event ("when Paris hosted the Olympics"), answered as DURING; FIRST the earliest value ("the first prime minister"), LAST the latest up to asOf.',
 });
 
 @InputType({ description: 'An earlier turn of a conversation.' })

@@ -77,7 +77,8 @@ function unsaidWords(plan: Attempt['plan'], said: ReadonlySet<string>): string[]
  * Whether the period's reading in the text answers instead of the snapshot clock's answer. The
  * clock answers from the version a snapshot said; the text overrules it where the clock has no
  * answer, where the question asks for the value beside a named one and the clock's answer is
- * neither a fact (whose history would name it) nor adopted, where the gate trusts the reading and not the clock's answer, or where the reading, in
+ * neither a fact (whose history would name it) nor adopted, or for the first or last value and the
+ * clock's answer is no fact, where the gate trusts the reading and not the clock's answer, or where the reading, in
  * the page of the clock's own evidence, states a time that starts after the snapshot that said
  * the clock's answer: "Barnier has been prime minister since 5 September 2024" is news the
  * 2024-07-01 snapshot's "Attal" predates, while "ten Hag has been manager since 2022" is not.
@@ -86,13 +87,15 @@ function textOverrulesClock(
   reading: GatedCandidate,
   clock: GatedCandidate | null,
   gates: { clock: Gate | null; text: Gate | null },
-  anchor: PlanAnchor | null,
+  relation: { anchor: PlanAnchor | null; ordinal: 'first' | 'last' | null },
 ): boolean {
   if (!clock?.answer) return true;
   if (normalizeAnswer(reading.answer) === normalizeAnswer(clock.answer)) return false;
   // The value beside a named one: the fact's history gives it where a version names that value, and an
-  // answer the gate adopts stands; else the text does.
-  if (anchor && anchor.side !== 'during') return clock.evidence.kind !== EvidenceKind.FACT && !isAdopted(gates.clock, clock);
+  // answer the gate adopts stands; else the text does. The first or last value: a fact gives it (planning
+  // keeps only a fact of the first of its kind for "the first"); else the text does.
+  if (relation.anchor && relation.anchor.side !== 'during') return clock.evidence.kind !== EvidenceKind.FACT && !isAdopted(gates.clock, clock);
+  if (relation.ordinal) return clock.evidence.kind !== EvidenceKind.FACT;
   if (isAdopted(gates.text, reading) && !isAdopted(gates.clock, clock)) return true;
   const statedFrom = reading.evidence.statedTime?.from;
   return reading.evidence.articleId === clock.evidence.articleId && statedFrom != null && statedFrom > clock.evidence.validFrom;
@@ -113,7 +116,7 @@ export function answerOf(
   const byClock = attempts.length > 0 ? mergedByClock(asked, attempts, gate) : null;
   const read = fromText?.chosen ? contentTerms(fromText.chosen.evidence.text) : null;
   const clockChosen = byClock ? attempts[byClock.mainAttempt]!.chosen : null;
-  if (fromText?.chosen && read && namesAskedAttribute(read, attempts) && textOverrulesClock(fromText.chosen, clockChosen, gates, fromText.plan.anchor)) {
+  if (fromText?.chosen && read && namesAskedAttribute(read, attempts) && textOverrulesClock(fromText.chosen, clockChosen, gates, fromText.plan)) {
     // The clock's other answers of the period stay beside the text's: what the snapshots said then.
     const answer = normalizeAnswer(fromText.chosen.answer);
     const others = (byClock?.all ?? []).filter((clock) => normalizeAnswer(clock.text) !== answer);

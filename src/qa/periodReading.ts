@@ -58,7 +58,7 @@ async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<Answeri
           validTo: unit.validTo,
           rowId: unit.rowId,
           round: 1,
-          statedTime: { text: reading.time.text, from: reading.time.from, to: reading.time.to },
+          statedTime: { text: reading.time.text, from: reading.time.from, to: reading.time.to, sentence: reading.sentence },
         }),
         fit: reading.fit,
         coverage: termCoverage(asked, reading.text),
@@ -66,11 +66,29 @@ async function readingsOf(plan: InstantPlan, period: Period, ports: Pick<Answeri
   );
   const kept =
     beside(plan, found) ??
+    inOrdinalOrder(plan, found) ??
     [...found].sort(
       // The best fit first; among equal fits, the reading sharing most of the question's words, then the latest version.
       (a, b) => b.fit - a.fit || b.coverage - a.coverage || b.evidence.validFrom.getTime() - a.evidence.validFrom.getTime(),
     );
   return kept.slice(0, Math.max(MIN_READINGS, plan.k)).map((entry, rank) => ({ ...entry.evidence, rank: rank + 1 }));
+}
+
+/**
+ * For a plan asking for the first or the last value, the readings saying most of the question's
+ * words first, then the earliest (or latest) time; null for others.
+ */
+function inOrdinalOrder(plan: InstantPlan, found: readonly Found[]): Found[] | null {
+  if (!plan.ordinal) return null;
+  const key = ordinalKey(plan);
+  return [...found].sort((a, b) => byKeys(key(a.evidence), key(b.evidence)));
+}
+
+/** The sort keys of a reading for an ordinal plan: what its sentence says of the question, then when it starts. */
+function ordinalKey(plan: InstantPlan): (evidence: Evidence) => number[] {
+  const asked = relationWords(plan);
+  const direction = plan.ordinal === 'last' ? -1 : 1;
+  return (evidence) => [-termCoverage(asked, evidence.statedTime?.sentence ?? evidence.text), direction * (evidence.statedTime?.from?.getTime() ?? -Infinity)];
 }
 
 /** For a plan asking for the value beside a named one, the readings on its side, nearest first (textAnchors.ts); null for others. */
@@ -80,7 +98,7 @@ function beside(plan: InstantPlan, found: readonly Found[]): Found[] | null {
   const asked = relationWords(plan);
   const keyed = found
     .filter((entry) => onSideOf(anchor, entry.evidence.statedTime?.from ?? null))
-    .map((entry) => ({ entry, key: nearness(anchor, asked, { text: entry.evidence.text, statedFrom: entry.evidence.statedTime?.from ?? null }, '') }));
+    .map((entry) => ({ entry, key: nearness(anchor, asked, entry.evidence, '') }));
   return keyed.sort((a, b) => byKeys(a.key, b.key)).map(({ entry }) => entry);
 }
 
@@ -131,6 +149,13 @@ const INSTANT_MS = 86_400_000;
 export function chooseReading(attempt: Attempt, readingGate: boolean): Attempt {
   const { period, anchor } = attempt.plan;
   if (anchor && anchor.side !== 'during') return nearestReading(attempt, anchor);
+  if (attempt.plan.ordinal) {
+    const key = ordinalKey(attempt.plan);
+    const keyed = attempt.candidates
+      .filter((candidate) => candidate.answer !== '')
+      .map((candidate) => ({ candidate, key: [...key(candidate.evidence), -(candidate.certainty?.reliable ?? 0)] }));
+    return { ...attempt, chosen: keyed.sort((a, b) => byKeys(a.key, b.key))[0]?.candidate ?? null };
+  }
   const instant = period?.from != null && period.to != null && period.to.getTime() - period.from.getTime() <= INSTANT_MS;
   if (readingGate && !instant) return choose(attempt);
   const { query } = attempt.plan;
@@ -162,13 +187,7 @@ function nearestReading(attempt: Attempt, anchor: PlanAnchor): Attempt {
   const others = attempt.candidates.filter((candidate) => candidate.answer !== '' && !isValue(candidate));
   const asked = relationWords(attempt.plan);
   const keys = new Map(
-    others.map((candidate) => [
-      candidate,
-      [
-        ...nearness(anchor, asked, { text: candidate.evidence.text, statedFrom: candidate.evidence.statedTime?.from ?? null }, candidate.answer),
-        -(candidate.certainty?.reliable ?? 0),
-      ],
-    ]),
+    others.map((candidate) => [candidate, [...nearness(anchor, asked, candidate.evidence, candidate.answer), -(candidate.certainty?.reliable ?? 0)]]),
   );
   const ordered = [...others].sort((a, b) => byKeys(keys.get(a)!, keys.get(b)!));
   return { ...attempt, chosen: ordered[0] ?? null };

@@ -52,6 +52,8 @@ export interface InstantPlan {
   readonly period: Period | null;
   /** On a text plan whose period another event or a named value gives: where the text dates it. */
   readonly anchor: PlanAnchor | null;
+  /** On a text plan asking for the first or the last value ("the first prime minister"): which; the earliest or latest reading answers. */
+  readonly ordinal: 'first' | 'last' | null;
 }
 
 /** One request: its time scope and a plan for each of the scope's instants. */
@@ -68,6 +70,9 @@ export interface AskedQuestion {
 
 /** The scopes a text is read for as the question words them: a period or an instant, not "now" or "the previous one" (an event's time or a named value's neighbour is read through its anchor). */
 const READ_IN_TEXT = new Set([TimeScopeKind.AT, TimeScopeKind.DURING, TimeScopeKind.BEFORE, TimeScopeKind.AFTER, TimeScopeKind.SINCE]);
+
+/** An attribute whose value is the first of its kind: "First holder", "Founder", "Inaugural winner". */
+const FIRST_OF_ITS_KIND = /\b(?:first|founders?|founding|inaugural|original)\b/i;
 
 /** The question with some of its words taken out (its time scope: what the text is searched for). */
 function without(question: string, words: string): string {
@@ -98,6 +103,10 @@ function scopeCue(scope: TimeScope, plan: ScopeInstants, anchor: PlanAnchor | nu
 /** Which time the text plan reads, and from where: the question's own words, or the text's date of what it relates the answer to. */
 function textCue(scope: TimeScope, period: Period, anchor: PlanAnchor | null, asOf: Date): string {
   const knowledge = `read in the text the store knew as of ${isoDay(asOf)}`;
+  if (scope.kind === TimeScopeKind.FIRST || scope.kind === TimeScopeKind.LAST) {
+    const [which, time] = scope.kind === TimeScopeKind.FIRST ? ['first', 'earliest'] : ['last', 'latest'];
+    return `the question asks for the ${which} value ("${scope.text}"): ${knowledge}, the ${time} time it states first`;
+  }
   if (!anchor)
     return `the question asks about "${scope.text}" (${bounds(period)}, when it held in the world): ${knowledge}, where it states a time in that period`;
   if (anchor.side === 'during')
@@ -204,8 +213,17 @@ export class QuestionPlanner {
       // An event's time, once the text gives it, is the scope the snapshot clock answers for too.
       const scope = entry.scope?.kind === TimeScopeKind.WHEN && anchor ? { ...entry.scope, ...anchor.period } : entry.scope;
       const readsText = this.ports.timesIn !== undefined && turns.length === 0;
-      const textPeriod = !readsText ? null : anchor ? anchor.period : scope && READ_IN_TEXT.has(scope.kind) ? { from: scope.from, to: scope.to } : null;
-      return { ...entry, scope, anchor, textPeriod, instants: scopeInstants(scope, asOf, snapshotDates) };
+      const ordinal: InstantPlan['ordinal'] = scope?.kind === TimeScopeKind.FIRST ? 'first' : scope?.kind === TimeScopeKind.LAST ? 'last' : null;
+      const textPeriod = !readsText
+        ? null
+        : anchor
+          ? anchor.period
+          : ordinal
+            ? { from: null, to: null }
+            : scope && READ_IN_TEXT.has(scope.kind)
+              ? { from: scope.from, to: scope.to }
+              : null;
+      return { ...entry, scope, anchor, ordinal, textPeriod, instants: scopeInstants(scope, asOf, snapshotDates) };
     });
     // A batch reads the store once per kind of read (and once per instant for change profiles), not once per question.
     const versions = await facts.factVersions([...new Set(planned.flatMap((p) => p.linked.map((subject) => subject.articleId)))]);
@@ -226,7 +244,7 @@ export class QuestionPlanner {
     return Promise.all(
       checked.map(async ({ question, asOf, turns, mode, k, generator }, index): Promise<AskedQuestion> => {
         const analysis = analyses[index]!;
-        const { scope, instants, summary, linked, names, unknownNames, anchor, textPeriod } = planned[index]!;
+        const { scope, instants, summary, linked, names, unknownNames, anchor, ordinal, textPeriod } = planned[index]!;
         const conversationEvidence = await this.evidenceOf(turns);
         // The turn's own words name the attribute when they can ("And the capital?"); a bare follow-up
         // ("And before that?") takes the earlier turn's too.
@@ -252,6 +270,10 @@ export class QuestionPlanner {
             } else if (analysis.neighbour) {
               // Today's value, or the one before it, is no answer to "after X" or "before X" when no version names X.
               factMatch = null;
+            } else if (factMatch && scope?.kind === TimeScopeKind.FIRST && !FIRST_OF_ITS_KIND.test(factMatch.fact.attribute)) {
+              // Nor to "the first prime minister": the subject's one attribute that is the first of its kind ("First holder") may be.
+              const first = (versions.get(factMatch.fact.subject) ?? []).filter((fact) => FIRST_OF_ITS_KIND.test(fact.attribute) && isValidAt(fact, instant));
+              factMatch = first.length === 1 ? { ...factMatch, fact: first[0]! } : null;
             } else if (factMatch && analysis.asksForEarlier) {
               const previous = await facts.previousFact(factMatch.fact.id);
               factMatch = previous ? { ...factMatch, fact: previous } : null;
@@ -263,7 +285,7 @@ export class QuestionPlanner {
               cutoff,
               subjects: linked,
               profiles,
-              memoryFact: analysis.asksForEarlier || analysis.neighbour ? null : memoryFact,
+              memoryFact: analysis.asksForEarlier || analysis.neighbour || scope?.kind === TimeScopeKind.FIRST ? null : memoryFact,
               generatorHasOwnKnowledge: generator.name !== 'extractive',
               unknownNames,
             });
@@ -293,6 +315,7 @@ export class QuestionPlanner {
               decision: settledDecision(decision, mode, { turns, summary, covered: continued.covered, cues: continued.cues }),
               period: null,
               anchor: null,
+              ordinal: null,
             };
           }),
         );
@@ -323,6 +346,7 @@ export class QuestionPlanner {
                 },
                 period: textPeriod,
                 anchor,
+                ordinal,
               }
             : null;
         return { question, asOf, scope, instants, plans, textPlan };

@@ -18,6 +18,15 @@ export interface QuestionAnalysis {
   neighbour: NamedNeighbour | null;
   /** "when Paris hosted the Olympics": the question asks about the time of another event. */
   event: EventClause | null;
+  /** "the first prime minister", "which club did he manage last": the earliest or the latest value, not the one of asOf. */
+  ordinal: Ordinal | null;
+}
+
+/** A value asked for by its place in time among the others. */
+export interface Ordinal {
+  side: 'first' | 'last';
+  /** The words read ("the first", "Liverpool's last", "first"). */
+  text: string;
 }
 
 /** The event whose time a question asks about, in its own words. */
@@ -94,6 +103,26 @@ export function eventClause(question: string): EventClause | null {
   return { clause, text: `${match[1]} ${clause}` };
 }
 
+/**
+ * "the first prime minister", "Liverpool's last manager", "which club did he manage first?": an
+ * ordinal before a noun that is no unit of time or part of a match ("the first time", "the last
+ * round", "last name"), or ending the question.
+ */
+const ORDINAL_BEFORE_NOUN =
+  /\b(?:the|his|her|its|their|[\p{L}]+['’]s?)\s+(first|earliest|last)(?=\s+(?!(?:time|times|name|names|ever|round|half|leg|quarter|minute|day|week|month|year|season|decade|century|night|one|two|few|several)\b)\p{L})/iu;
+const ORDINAL_AT_END = /\b(first|last)\s*[?.!]*\s*$/i;
+
+/** The ordinal a question asks by, or null; a question for a time or a number asks nothing of the kind ("When was Everest first climbed?"). */
+export function ordinalOf(question: string, answerType: AnswerType): Ordinal | null {
+  if (answerType === AnswerType.DATE || answerType === AnswerType.NUMBER) return null;
+  const match = ORDINAL_BEFORE_NOUN.exec(question) ?? ORDINAL_AT_END.exec(question);
+  if (!match) return null;
+  const word = match[1]!.toLowerCase();
+  // "Liverpool's last": the possessor is the subject, not part of the ordinal.
+  const text = match[0].replace(/^[\p{L}]+['’]s?\s+/u, (lead) => (/^(?:the|his|her|its|their)\s/i.test(lead) ? lead : '')).replace(/[?.!\s]+$/, '');
+  return { side: word === 'last' ? 'last' : 'first', text };
+}
+
 /** The words by which a question asks for an earlier value than the one it names or implies, or null. */
 export function earlierCue(question: string): string | null {
   const neighbour = namedNeighbour(question);
@@ -117,9 +146,10 @@ export function analyseQuestion(question: string): QuestionAnalysis {
   const lower = question.toLowerCase();
   const temporalCues = TEMPORAL_PATTERNS.flatMap((pattern) => [...lower.matchAll(pattern)].map((match) => match[0]));
   const years = [...question.matchAll(/\b(1[5-9]\d\d|2\d\d\d)\b/g)].map((match) => Number(match[1]));
+  const answerType = expectedAnswerType(question);
   return {
     text: question,
-    answerType: expectedAnswerType(question),
+    answerType,
     tokens,
     terms: new Set(tokens.filter((token) => !token.stop && !WH_WORDS.has(token.lower) && /[\p{L}\p{N}]/u.test(token.text)).map((token) => token.stem)),
     temporalCues: [...new Set([...temporalCues, ...years.map(String)])],
@@ -127,6 +157,7 @@ export function analyseQuestion(question: string): QuestionAnalysis {
     asksForEarlier: earlierCue(question) !== null,
     neighbour: namedNeighbour(question),
     event: eventClause(question),
+    ordinal: ordinalOf(question, answerType),
   };
 }
 

@@ -12,6 +12,7 @@ import { folded } from '../text/normalize.js';
 import { horizonOf, KNOWN_PASSAGES, pagesSearchFinds } from './pages.js';
 import type { AnsweringPorts } from './ports.js';
 import type { LinkedSubject } from './subjects.js';
+import type { Evidence } from './types.js';
 import { readingsFor, type Period, type TimeReader } from './textTime.js';
 
 /** What the answer is dated by: an event in the question's words, or a value it names. */
@@ -100,19 +101,20 @@ export function onSideOf(anchor: PlanAnchor, statedFrom: Date | null): boolean {
 
 /**
  * How near a reading is to the named value a plan asks beside, as keys to sort by, smallest first:
- * the share of the question's own words it says (`asked`, not its subject's nor the value's:
+ * the share of the question's own words its sentence says (`asked`, not its subject's nor the value's:
  * "replaced … in the Dow Jones"); whether it names the value too ("Arne Slot has been head coach,
  * succeeding Jürgen Klopp"); how much of what the value's own reading says of it it says, besides
  * the answer (Starmer "has been prime minister", as Sunak had, before Dowden who "has served as
  * deputy prime minister"); and how far its time starts from the value's, one starting with it last:
  * that is more often another thing said of the same time.
  */
-export function nearness(anchor: PlanAnchor, asked: ReadonlySet<string>, reading: { text: string; statedFrom: Date | null }, answer: string): number[] {
+export function nearness(anchor: PlanAnchor, asked: ReadonlySet<string>, reading: Evidence, answer: string): number[] {
   const at = anchor.reading.time.from?.getTime() ?? -Infinity;
-  const start = reading.statedFrom?.getTime() ?? -Infinity;
+  const start = reading.statedTime?.from?.getTime() ?? -Infinity;
+  const sentence = reading.statedTime?.sentence ?? reading.text;
   return [
-    -termCoverage(asked, reading.text),
-    names(reading.text, anchor.words) ? 0 : 1,
+    -termCoverage(asked, sentence),
+    names(sentence, anchor.words) ? 0 : 1,
     -overlap(wordsBesides(anchor.reading.text, anchor.words), wordsBesides(reading.text, answer)),
     start === at ? Infinity : Math.abs(start - at),
   ];

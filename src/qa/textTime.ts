@@ -85,6 +85,8 @@ export interface Reading {
   /** The time, as the text states it. */
   time: EventTime;
   fit: number;
+  /** The whole sentence it was read from. */
+  sentence: string;
 }
 
 /** What a text says about the period: the part of each of its sentences governed by a time that fits, best fit first. */
@@ -102,7 +104,7 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
         .replace(/\s+/g, ' ')
         .replace(/ (?=[.,;:!?])/g, '')
         .replace(/^[\s,;:]+|[\s,;:(]+$/g, '');
-      if (fit > 0 && WORD.test(words)) readings.push({ text: words, time, fit });
+      if (fit > 0 && WORD.test(words)) readings.push({ text: words, time, fit, sentence: sentence.text });
     }
   }
   return readings.sort((a, b) => b.fit - a.fit);

@@ -7,7 +7,7 @@
  * ("the 2022 World Cup") is not a scope: the answer does not depend on when it is asked.
  */
 import { RANGE_LINK, statedPeriods, TIME_GOVERNOR as GOVERNOR } from '../text/timeExpressions.js';
-import { earlierCue, eventClause, namedNeighbour } from './question.js';
+import { earlierCue, eventClause, expectedAnswerType, namedNeighbour, ordinalOf } from './question.js';
 
 export enum TimeScopeKind {
   /** One instant: "on 4 December 2024", "two years ago", "as of 2023" (its end). */
@@ -28,6 +28,10 @@ export enum TimeScopeKind {
   NEXT = 'NEXT',
   /** "when Paris hosted the Olympics": the time the text gives for another event, answered as a period (DURING). */
   WHEN = 'WHEN',
+  /** "the first prime minister", "which club did he manage first": the earliest value the fact or the text gives. */
+  FIRST = 'FIRST',
+  /** "Liverpool's last manager": the latest value up to asOf. */
+  LAST = 'LAST',
 }
 
 export interface TimeScope {
@@ -104,7 +108,9 @@ export function readTimeScope(question: string, asOf: Date): TimeScope | null {
   const event = eventClause(question);
   if (event) return { kind: TimeScopeKind.WHEN, text: event.text, from: null, to: null };
   const earlier = earlierCue(question);
-  return earlier ? { kind: TimeScopeKind.PREVIOUS, text: earlier, from: null, to: asOf } : null;
+  if (earlier) return { kind: TimeScopeKind.PREVIOUS, text: earlier, from: null, to: asOf };
+  const ordinal = ordinalOf(question, expectedAnswerType(question));
+  return ordinal ? { kind: ordinal.side === 'first' ? TimeScopeKind.FIRST : TimeScopeKind.LAST, text: ordinal.text, from: null, to: asOf } : null;
 }
 
 /** The instants at which to answer a scoped question: where the store's versions can differ inside the scope, up to asOf. */
@@ -124,7 +130,7 @@ export const MAX_SCOPE_INSTANTS = 8;
  * change only there), clipped to [first snapshot, asOf].
  */
 export function scopeInstants(scope: TimeScope | null, asOf: Date, snapshotDates: readonly Date[]): ScopeInstants {
-  if (scope === null || scope.kind === TimeScopeKind.CURRENT || scope.kind === TimeScopeKind.PREVIOUS || scope.kind === TimeScopeKind.NEXT)
+  if (scope === null || [TimeScopeKind.CURRENT, TimeScopeKind.PREVIOUS, TimeScopeKind.NEXT, TimeScopeKind.FIRST, TimeScopeKind.LAST].includes(scope.kind))
     return { instants: [asOf], main: 'last', note: null };
   const first = snapshotDates[0]!;
   const day = (date: Date): string => date.toISOString().slice(0, 10);

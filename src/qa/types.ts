@@ -71,6 +71,8 @@ export interface StatedTimeSpan {
   text: string;
   from: Date | null;
   to: Date | null;
+  /** The whole sentence that states it, when the evidence holds only the words it governs. */
+  sentence?: string;
 }
 
 export interface Certainty {

@@ -210,7 +210,7 @@ describe('ask on the demo corpus', () => {
     );
   });
 
-  it('answers for the time the text gives another event, and the value after a named one the text dates', async () => {
+  it('answers for the time the text gives another event, the value after a named one the text dates, and the first one', async () => {
     const ask = async (q: string) => (await execute(runtime, ASK, { q, asOf: '2025-01-15', mode: 'ADAPTIVE' })).data.ask;
     const games = await ask('Who was the prime minister of France when Paris hosted the Summer Olympics?');
     assert.equal(games.guess, 'Gabriel Attal', 'not today’s François Bayrou');
@@ -225,6 +225,9 @@ describe('ask on the demo corpus', () => {
     const undated = await ask('Who was the prime minister of France when the Eiffel Tower was repainted?');
     assert.deepEqual([undated.guess, undated.text], [null, null], 'nothing dates it: no answer, not the current one');
     assert.equal((await ask('Who took over at Liverpool after Jürgen Klopp?')).guess, 'Arne Slot');
+    // Today's Keir Starmer was adopted here: the attribute that is the first of its kind answers instead.
+    const first = await ask('Who was the first prime minister of the United Kingdom?');
+    assert.deepEqual([first.text, first.timeScope.kind], ['Robert Walpole', 'FIRST']);
   });
 
   it('ALWAYS answers from the top passage; GATED from the most trusted document, without re-retrieval', async () => {

@@ -33,6 +33,11 @@ export interface FakeWorld {
   articles: FakeArticle[];
 }
 
+/** A store of one snapshot holding one page of passages. */
+export function onePageWorld(id: string, passages: readonly string[], snapshot = '2021-06-01'): FakeWorld {
+  return { snapshots: [snapshot], articles: [{ id, passages: passages.map((text) => ({ text, from: snapshot })) }] };
+}
+
 const day = (iso: string): Date => new Date(`${iso}T00:00:00.000Z`);
 const DIMENSION = 64;
 

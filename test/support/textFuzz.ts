@@ -9,6 +9,8 @@ import { respell, SubjectIndex } from '../../src/qa/subjects.js';
 import { typeMisfit } from '../../src/qa/typeMisfit.js';
 import { readTimeScope } from '../../src/qa/timeScope.js';
 import { nearness } from '../../src/qa/textAnchors.js';
+import { documentEvidence } from '../../src/qa/evidence.js';
+import { EvidenceKind } from '../../src/qa/types.js';
 import { contentTerms } from '../../src/text/language.js';
 import { annotate, AnswerType, candidateSpans } from '../../src/text/annotation.js';
 import { readEventTimes, type EventTime } from '../../src/text/eventTimes.js';
@@ -61,7 +63,8 @@ export function readText(asked: QuestionAnalysis, text: string): void {
   // The text as the reading dating a named value, and as a reading beside it.
   const time = { from: new Date('2005-01-01T00:00:00Z'), to: null, text: '', start: 0, end: 0 };
   const anchor = { side: 'after' as const, words: question, reading: { text, time, articleId: 'a' }, period: time };
-  const keys = nearness(anchor, contentTerms(question), { text, statedFrom: null }, span?.text ?? '');
+  const reading = documentEvidence({ kind: EvidenceKind.PASSAGE, id: 'r', articleId: 'a', text, validFrom: time.from, validTo: null });
+  const keys = nearness(anchor, contentTerms(question), { ...reading, statedTime: { ...time, sentence: text } }, span?.text ?? '');
   assert.ok(
     keys.every((key) => !Number.isNaN(key)),
     `nearness of "${text}" is not a number`,

@@ -8,7 +8,7 @@ import { QuestionPlanner } from '../../src/qa/planning.js';
 import { DecisionAction, RetrievalMode, type AskRequest } from '../../src/qa/types.js';
 import { inRequestScope, RequestTimeoutError } from '../../src/platform/requestScope.js';
 import { READING_GATE_FEATURES } from '../../src/qa/readingGate.js';
-import { fakeGate, fakePorts, type FakeWorld } from '../support/answeringFakes.js';
+import { fakeGate, fakePorts, onePageWorld, type FakeWorld } from '../support/answeringFakes.js';
 
 /** France's prime ministers as a store of four snapshots would hold them. */
 const FRANCE: FakeWorld = {
@@ -194,20 +194,9 @@ describe('ask, stage by stage, on fakes', () => {
 
   describe('the period a question asks about, read in the text (event time)', () => {
     /** A career page, known only from one snapshot taken long after. */
-    const CAREER: FakeWorld = {
-      snapshots: ['2021-06-01'],
-      articles: [
-        {
-          id: 'Gary Mills',
-          passages: [
-            {
-              text: 'Gary Mills is an English football manager. Before that he coached Tamworth from 2000 to 2005. He managed Alfreton Town from 2005 to 2007, and Gateshead from 2007 to 2009.',
-              from: '2021-06-01',
-            },
-          ],
-        },
-      ],
-    };
+    const CAREER = onePageWorld('Gary Mills', [
+      'Gary Mills is an English football manager. Before that he coached Tamworth from 2000 to 2005. He managed Alfreton Town from 2005 to 2007, and Gateshead from 2007 to 2009.',
+    ]);
     /** France's prime minister as three snapshots say it, each with the date it took office. */
     const OFFICES: FakeWorld = {
       snapshots: ['2024-07-01', '2024-10-01', '2025-01-15'],
@@ -243,18 +232,10 @@ describe('ask, stage by stage, on fakes', () => {
     });
 
     it('reads the whole page a search finds first when the question names its subject in other words', async () => {
-      const FAMILY: FakeWorld = {
-        snapshots: ['2021-06-01'],
-        articles: [
-          {
-            id: 'Zerelda Samuel',
-            passages: [
-              { text: 'Zerelda Samuel was the mother of the outlaws Frank and Jesse James.', from: '2021-06-01' },
-              { text: 'She took Reuben Samuel as her third husband in 1855.', from: '2021-06-01' },
-            ],
-          },
-        ],
-      };
+      const FAMILY = onePageWorld('Zerelda Samuel', [
+        'Zerelda Samuel was the mother of the outlaws Frank and Jesse James.',
+        'She took Reuben Samuel as her third husband in 1855.',
+      ]);
       const answer = await asked(FAMILY, 'Whom did the mother of Frank and Jesse James wed in 1855?', '2022-01-01');
       assert.equal(answer.guess, 'Reuben Samuel');
     });
@@ -354,6 +335,31 @@ describe('ask, stage by stage, on fakes', () => {
         unnamed.decision.cues[0]!,
         /not adopted: neither the history of the asked fact nor the text the store knew as of 2022-01-01 dates "Nuneaton Borough"/,
       );
+    });
+
+    it('answers "the first" and "last" with the earliest and the latest reading, or a fact that is the first of its kind', async () => {
+      const career = onePageWorld('Gary Mills', [
+        'Gary Mills was born in Northampton in 1961. He managed Tamworth from 2000 to 2005. He managed Alfreton Town from 2005 to 2007, and Gateshead from 2007 to 2009.',
+      ]);
+      // The sentence of a reading says what it is about ("managed"), not only the words its time governs ("and Gateshead").
+      const first = await asked(career, 'Which team did Gary Mills manage first?', '2022-01-01');
+      const last = await asked(career, 'Which team did Gary Mills manage last?', '2022-01-01');
+      assert.deepEqual([first.guess, last.guess], ['Tamworth', 'Gateshead']);
+      const office: FakeWorld = {
+        snapshots: ['2024-07-01'],
+        articles: [
+          {
+            id: 'Prime Minister of the United Kingdom',
+            facts: [
+              { attribute: 'Prime Minister', value: 'Keir Starmer', from: '2024-07-01' },
+              { attribute: 'First holder', value: 'Robert Walpole', from: '2024-07-01' },
+            ],
+            passages: [{ text: 'Keir Starmer has been prime minister since 5 July 2024.', from: '2024-07-01' }],
+          },
+        ],
+      };
+      const founder = await asked(office, 'Who was the first prime minister of the United Kingdom?', '2025-01-15');
+      assert.equal(founder.guess, 'Robert Walpole', "today's prime minister is no answer to the first");
     });
 
     it('abstains when nothing in the text states a time in the period, never "nothing is known then"', async () => {

@@ -145,6 +145,16 @@ describe('time expressions in questions', () => {
     });
   });
 
+  it('reads "the first" and "last" as the earliest and the latest value, not as a unit of time or a match', () => {
+    assert.deepEqual(scope('Who was the first prime minister of the United Kingdom?'), { kind: 'FIRST', text: 'the first', from: null, to: '2025-01-15' });
+    assert.deepEqual(scope('Which club did Gary Mills manage first?'), { kind: 'FIRST', text: 'first', from: null, to: '2025-01-15' });
+    assert.deepEqual(scope("Who was Liverpool's last manager?"), { kind: 'LAST', text: 'last', from: null, to: '2025-01-15' });
+    for (const question of ['When was Everest first climbed?', 'What is his last name?', 'Who won for the first time?', 'Who scored in the last round?'])
+      assert.equal(scope(question), null, question);
+    assert.equal(scope('Who was prime minister last year?')?.kind, 'DURING', 'a time the question states comes first');
+    assert.equal(scope('Who was the last head coach before Arne Slot?')?.kind, 'PREVIOUS', 'and a named neighbour');
+  });
+
   it('leaves questions without a time, and years that name an event, alone', () => {
     assert.equal(scope('Who is the prime minister of France?'), null);
     assert.equal(scope('Who won the 2022 World Cup?'), null);
