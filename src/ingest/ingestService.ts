@@ -350,7 +350,7 @@ export class IngestService {
         await holdLease(tx);
         return prepared.plans.length > 0 ? new IngestRepository(tx).writePlans(context, prepared.plans) : 0;
       });
-      next ??= following ? prepareBatch(this.db, this.labeler, following, id) : null;
+      next ??= following ? settledLater(prepareBatch(this.db, this.labeler, following, id)) : null;
       tally(report, prepared.plans);
       report.articlesResumed += prepared.resumed;
       report.changeEvents += changeEvents;

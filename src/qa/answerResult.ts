@@ -133,7 +133,7 @@ export function answerOf(
         `the text states "${fromText.chosen.evidence.statedTime.text}" in ${fromText.chosen.evidence.articleId} ("${fromText.chosen.answer}"), which does not overrule the snapshot clock`,
       ]
     : [];
-  // "after X" where neither the asked fact's history nor the text dates X: what the clock read is no answer to it.
+  // "after X" or "before X" where neither the asked fact's history nor the text dates X: what the clock read is no answer to it.
   const neighbour = attempts[0]!.plan.question.neighbour;
   const undated =
     neighbour && !fromText?.plan.anchor && clockChosen?.evidence.kind !== EvidenceKind.FACT

@@ -2,19 +2,20 @@
  * The stage that reads a question's period in the text (event time) rather than at instants of
  * the snapshot clock. Its evidence is every version of the named articles' passages the store
  * knew as of asOf, current or not (or, when it names none, of the pages a search finds first): the
- * words of each sentence governed by a time that fits the period, the best-fitting first. Its answer is the candidate
- * whose words fit the period best, then the one the gate trusts most.
+ * words of each sentence governed by a time that fits the period, the best-fitting first (for the
+ * value beside a named one, the nearest; for the first or last value, the earliest or latest). Its
+ * answer is chosen by chooseReading.
  */
 import { contentTerms, termCoverage } from '../text/language.js';
 import { folded } from '../text/normalize.js';
 import { SearchUnit } from '../retrieval/retriever.js';
-import { attemptOf, blankCandidate, choose, type Attempt, type GatedCandidate } from './attempts.js';
+import { attemptOf, bestByReliability, blankCandidate, type Attempt, type GatedCandidate } from './attempts.js';
 import { documentEvidence } from './evidence.js';
 import type { InstantPlan } from './planning.js';
 import { horizonOf, KNOWN_PASSAGES, pagesSearchFinds } from './pages.js';
 import type { AnsweringPorts } from './ports.js';
 import { byKeys, nearness, onSideOf, type PlanAnchor } from './textAnchors.js';
-import { periodFit, readingsFor, type Period, type TimeReader } from './textTime.js';
+import { DAY, periodFit, readingsFor, type Period, type TimeReader } from './textTime.js';
 import { EvidenceKind, type Evidence } from './types.js';
 
 /** Readings kept as evidence: at least this many, or k when it is more. */
@@ -133,9 +134,6 @@ export function focusedOnClockFact(plan: InstantPlan, clockAttempts: readonly At
   return subject ? { ...plan, subjects: [subject] } : plan;
 }
 
-/** A period no longer than this is an instant ("on 10 September 2024"). */
-const INSTANT_MS = 86_400_000;
-
 /**
  * The candidate of a period's readings to answer with. For an instant, or without the readings'
  * gate: among those fitting nearly as well as the best, the one whose words share most of the
@@ -156,8 +154,8 @@ export function chooseReading(attempt: Attempt, readingGate: boolean): Attempt {
       .map((candidate) => ({ candidate, key: [...key(candidate.evidence), -(candidate.certainty?.reliable ?? 0)] }));
     return { ...attempt, chosen: keyed.sort((a, b) => byKeys(a.key, b.key))[0]?.candidate ?? null };
   }
-  const instant = period?.from != null && period.to != null && period.to.getTime() - period.from.getTime() <= INSTANT_MS;
-  if (readingGate && !instant) return choose(attempt);
+  const instant = period?.from != null && period.to != null && period.to.getTime() - period.from.getTime() <= DAY;
+  if (readingGate && !instant) return { ...attempt, chosen: bestByReliability(attempt.candidates) };
   const { query } = attempt.plan;
   const fitOf = (candidate: GatedCandidate): number => readingFit(attempt.plan, candidate);
   const asked = contentTerms(query);

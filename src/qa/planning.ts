@@ -15,7 +15,7 @@ import { documentEvidence, factEvidence } from './evidence.js';
 import { FactLinker, formerValues, neighbourOfNamed, valueOfNamedYear, type FactMatch } from './factLinker.js';
 import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
-import { analyseQuestion, questionNames, type QuestionAnalysis } from './question.js';
+import { analyseQuestion, namedNeighbour, questionNames, type QuestionAnalysis } from './question.js';
 import { respell, SubjectIndex, type LinkedSubject } from './subjects.js';
 import { anchorsInText, type PlanAnchor } from './textAnchors.js';
 import type { Period } from './textTime.js';
@@ -210,9 +210,11 @@ export class QuestionPlanner {
     const planned = read.map((entry, index) => {
       const { asOf, turns } = checked[index]!;
       const anchor = anchors[index] ?? null;
-      // An event's time, once the text gives it, is the scope the snapshot clock answers for too.
-      const scope = entry.scope?.kind === TimeScopeKind.WHEN && anchor ? { ...entry.scope, ...anchor.period } : entry.scope;
       const readsText = this.ports.timesIn !== undefined && turns.length === 0;
+      // An event's time, once the text gives it, is the scope the snapshot clock answers for too; where
+      // the text is not read (a follow-up, no time reader), the event dates nothing and asOf answers.
+      const event = entry.scope?.kind === TimeScopeKind.WHEN ? entry.scope : null;
+      const scope = event && anchor ? { ...event, ...anchor.period } : event && !readsText ? null : entry.scope;
       const ordinal: InstantPlan['ordinal'] = scope?.kind === TimeScopeKind.FIRST ? 'first' : scope?.kind === TimeScopeKind.LAST ? 'last' : null;
       const textPeriod = !readsText
         ? null
@@ -368,7 +370,8 @@ export class QuestionPlanner {
       const { event, neighbour } = analysis;
       if (scope.kind === TimeScopeKind.WHEN && event)
         return { side: 'during' as const, request: { kind: 'event' as const, words: event.clause, subjects: linked, asOf } };
-      if (neighbour && scope.text === neighbour.text)
+      // The scope is read in the question as written, the neighbour in it respelled ("after Jurgen Klop").
+      if (neighbour && (scope.kind === TimeScopeKind.NEXT || scope.kind === TimeScopeKind.PREVIOUS) && namedNeighbour(scope.text))
         return { side: neighbour.side, request: { kind: 'name' as const, words: neighbour.name, subjects: linked, asOf } };
       return null;
     });

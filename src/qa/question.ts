@@ -89,18 +89,20 @@ export function namedNeighbour(question: string): NamedNeighbour | null {
 }
 
 /**
- * "Who was prime minister when Paris hosted the Olympics?": "when" or "while" after the question's
- * first word, then a clause of at least two words, up to a comma or the end. "When did …?" asks
- * for a time and is no such clause, nor is "since when".
+ * "Who was prime minister when Paris hosted the Olympics?": "when" or "while" anywhere but at the
+ * start, then a clause of at least two words, up to a comma or the end. A question that asks for a
+ * time ("When did …?", "And when did he leave?", "Tell me when the Wall fell") dates nothing by it,
+ * nor does "since when".
  */
 const EVENT_CLAUSE = /(?<!^\s*|\b[Ss]ince\s)\b([Ww]hen|[Ww]hile)\s+([^?.!;,]*[\p{L}\p{N}][^?.!;,]*)/u;
 
 /** The event a question dates its answer by ("when Paris hosted the Olympics"), or null. */
-export function eventClause(question: string): EventClause | null {
+export function eventClause(question: string, answerType = expectedAnswerType(question)): EventClause | null {
+  if (answerType === AnswerType.DATE) return null;
   const match = EVENT_CLAUSE.exec(question);
   const clause = match?.[2]?.trim() ?? '';
   if (!match || clause.split(/\s+/).length < 2) return null;
-  return { clause, text: `${match[1]} ${clause}` };
+  return { clause, text: match[0].trim() };
 }
 
 /**
@@ -109,8 +111,9 @@ export function eventClause(question: string): EventClause | null {
  * round", "last name"), or ending the question.
  */
 const ORDINAL_BEFORE_NOUN =
-  /\b(?:the|his|her|its|their|[\p{L}]+['’]s?)\s+(first|earliest|last)(?=\s+(?!(?:time|times|name|names|ever|round|half|leg|quarter|minute|day|week|month|year|season|decade|century|night|one|two|few|several)\b)\p{L})/iu;
-const ORDINAL_AT_END = /\b(first|last)\s*[?.!]*\s*$/i;
+  /\b(?:the|his|her|its|their|[\p{L}]+['’]s?)\s+(first|earliest|last)(?=\s+(?!(?:time|times|name|names|ever|round|half|leg|quarter|minute|day|week|month|year|season|decade|century|night|one|two|few|several|goal|goals|match|game|race|stage|lap|place|position|prize)\b)\p{L})/iu;
+/** "Which club did he manage first?"; not a placing ("Who finished first?", "Which team came last?"). */
+const ORDINAL_AT_END = /(?<!\b(?:finish(?:ed|es)?|c[ao]me|placed|ranked|ended|end(?:s)?|was|were|is|are)\s+)\b(first|last)\s*[?.!]*\s*$/i;
 
 /** The ordinal a question asks by, or null; a question for a time or a number asks nothing of the kind ("When was Everest first climbed?"). */
 export function ordinalOf(question: string, answerType: AnswerType): Ordinal | null {
@@ -119,7 +122,7 @@ export function ordinalOf(question: string, answerType: AnswerType): Ordinal | n
   if (!match) return null;
   const word = match[1]!.toLowerCase();
   // "Liverpool's last": the possessor is the subject, not part of the ordinal.
-  const text = match[0].replace(/^[\p{L}]+['’]s?\s+/u, (lead) => (/^(?:the|his|her|its|their)\s/i.test(lead) ? lead : '')).replace(/[?.!\s]+$/, '');
+  const text = match[0].replace(/^[\p{L}]+['’]s?\s+/u, '').replace(/[?.!\s]+$/, '');
   return { side: word === 'last' ? 'last' : 'first', text };
 }
 
@@ -156,7 +159,7 @@ export function analyseQuestion(question: string): QuestionAnalysis {
     years,
     asksForEarlier: earlierCue(question) !== null,
     neighbour: namedNeighbour(question),
-    event: eventClause(question),
+    event: eventClause(question, answerType),
     ordinal: ordinalOf(question, answerType),
   };
 }

@@ -37,7 +37,7 @@ interface QuestionWord {
   said: string;
   /** Lower case, diacritics removed: what is compared with title words. */
   lower: string;
-  /** A function word ("for", "and") or a month ("Sep"): it names a title word only when it is that word. */
+  /** A function word ("for", "and"), a number or a month ("Sep"): it names a title word only when it is that word. */
   exactOnly: boolean;
   /** Starts with a capital: a name, which may be abbreviated ("Utd"). */
   capitalised: boolean;
@@ -50,7 +50,7 @@ function titleWords(text: string): string[] {
   return normalizeAnswer(withoutMarks(text)).split(' ').filter(Boolean);
 }
 
-const MONTHS = /^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*$/;
+const MONTHS = /^(?:jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)$/;
 
 function questionWords(text: string): QuestionWord[] {
   return (text.normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((word) => {
@@ -112,7 +112,7 @@ function wordsNamed(question: QuestionWord, title: Title, at: number, acrossTypo
   if (q === word) return 1;
   if (question.exactOnly) return 0;
   if (q.length >= 3 && (word.startsWith(q) || (word.length >= 4 && q.startsWith(word) && INFLECTION.test(q.slice(word.length))))) return 1;
-  if (question.capitalised && q.length <= 5 && abbreviates(q, word)) return 1;
+  if (question.capitalised && q.length >= 3 && q.length <= 5 && abbreviates(q, word)) return 1;
   if (acrossTypos && q.length >= MIN_TYPO_WORD && word.length >= MIN_TYPO_WORD && oneTypoApart(q, word)) return 1;
   if (question.capitals && q.length >= 2) {
     // An acronym of the next content words: "us" → united states.
@@ -153,7 +153,9 @@ export class SubjectIndex {
       const [named = '', qualifier = ''] = article.title.split(/\s*\((?=[^()]*\)\s*$)/);
       const namedWords = titleWords(named);
       const words = [...namedWords, ...titleWords(qualifier)];
-      const content = words.map((word, i) => i < namedWords.length && !TITLE_FILLER.has(word));
+      // A name of filler alone ("C (programming language)") is named by its brackets after all.
+      const counted = namedWords.some((word) => !TITLE_FILLER.has(word)) ? namedWords.length : words.length;
+      const content = words.map((word, i) => i < counted && !TITLE_FILLER.has(word));
       const contentCount = content.filter(Boolean).length;
       const title = { articleId: article.id, title: article.title, words, content, contentCount };
       this.byId.set(article.id, title);

@@ -18,7 +18,7 @@ export type TimeReader = (sentences: readonly string[]) => EventTime[][];
 
 /** Before every time a text might state: the closed form of an open start. */
 const EARLIEST = Date.UTC(-4000, 0, 1);
-const DAY = 86_400_000;
+export const DAY = 86_400_000;
 
 /**
  * How well a stated time fits the asked period, in (0, 1], or 0 when they do not meet: the share

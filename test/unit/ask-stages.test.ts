@@ -289,6 +289,16 @@ describe('ask, stage by stage, on fakes', () => {
         games.decision.cues.join(' '),
         /the question asks about the time of "Paris hosted the Summer Olympics": the text states "in July 2024" for it in Paris/,
       );
+      const followUp = await ask(
+        {
+          question: 'Who was the prime minister of France when Paris hosted the Summer Olympics?',
+          asOf: new Date('2025-02-01'),
+          conversation: [{ question: 'Who is the president of France?', answer: 'Emmanuel Macron' }],
+        },
+        fakePorts(withGames),
+      );
+      assert.equal(followUp.timeScope, null, 'a follow-up reads no text: the event dates nothing, and asOf answers');
+      assert.notEqual(followUp.guess, null);
       const undated = await asked(withGames, 'Who was the prime minister of France when the Eiffel Tower was repainted?', '2025-02-01');
       assert.equal(undated.guess, null, 'no time given: no answer, not the current one');
       assert.match(

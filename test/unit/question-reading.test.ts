@@ -87,6 +87,12 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(linked('Where did the Yankees play home games?'), ['Zerelda James 0.5'], 'across typos, as `typos` looks for them');
     assert.deepEqual(linked('Who led the research institute in Heidelberg, Baden?'), [], 'the brackets tell pages apart; they do not name one');
     assert.deepEqual(linked('Which club did Alan Baro play for?'), ['Alan Baró 1'], 'diacritics aside');
+    const more = new SubjectIndex(['Arsenal F.C.', 'Latvia', 'Olympique de Marseille', 'C (programming language)'].map((title) => ({ id: title, title })));
+    const linkedMore = (question: string): string[] => more.link(question).map((s) => `${s.articleId} ${s.coverage}`);
+    assert.deepEqual(linkedMore('Who coaches Al Ahly?'), [], 'two letters are no short form');
+    assert.deepEqual(linkedMore('Who won La Liga in 2010?'), []);
+    assert.deepEqual(linkedMore('Who managed Marseilles in 2010?'), ['Olympique de Marseille 0.5'], 'a word beginning like a month is no month');
+    assert.deepEqual(linkedMore('Who designed the programming language C?'), ['C (programming language) 1'], 'a name of filler alone is named by its brackets');
     assert.deepEqual(
       index2.link('Who hosted wheel of fortune in 1981?').map((s) => s.coverage),
       [1],

@@ -133,6 +133,8 @@ describe('time expressions in questions', () => {
     assert.equal(eventClause('When did Paris host the Olympics?'), null);
     assert.equal(eventClause('Since when has Macron been president?'), null);
     assert.equal(eventClause('Who led the club when?'), null);
+    for (const asksForATime of ['And when did he leave Liverpool?', 'Tell me when the Berlin Wall fell', 'So when did it open?'])
+      assert.equal(scope(asksForATime), null, asksForATime);
     assert.equal(
       scope('Which team did Gary Mills manage when Alfreton Town won the league in 2006?')?.kind,
       'DURING',
@@ -149,7 +151,15 @@ describe('time expressions in questions', () => {
     assert.deepEqual(scope('Who was the first prime minister of the United Kingdom?'), { kind: 'FIRST', text: 'the first', from: null, to: '2025-01-15' });
     assert.deepEqual(scope('Which club did Gary Mills manage first?'), { kind: 'FIRST', text: 'first', from: null, to: '2025-01-15' });
     assert.deepEqual(scope("Who was Liverpool's last manager?"), { kind: 'LAST', text: 'last', from: null, to: '2025-01-15' });
-    for (const question of ['When was Everest first climbed?', 'What is his last name?', 'Who won for the first time?', 'Who scored in the last round?'])
+    for (const question of [
+      'When was Everest first climbed?',
+      'What is his last name?',
+      'Who won for the first time?',
+      'Who scored in the last round?',
+      'Who finished first?',
+      'Which team came last?',
+      'Who scored the first goal?',
+    ])
       assert.equal(scope(question), null, question);
     assert.equal(scope('Who was prime minister last year?')?.kind, 'DURING', 'a time the question states comes first');
     assert.equal(scope('Who was the last head coach before Arne Slot?')?.kind, 'PREVIOUS', 'and a named neighbour');
