@@ -340,17 +340,18 @@ export class IngestService {
     // Neo4j's, and on a machine of few cores neither waits for the other. Under the ingest lease
     // no one else writes articles, so states read before a batch commits stay true for the
     // batches after it, unless one names an article of the batch being written.
-    let next: Promise<PreparedBatch> | null = batches[0] ? prepareBatch(this.db, this.labeler, batches[0], id) : null;
+    const prepare = (batch: ArticleInput[]): Promise<PreparedBatch> => settledLater(prepareBatch(this.db, this.labeler, batch, id));
+    let next: Promise<PreparedBatch> | null = batches[0] ? prepare(batches[0]) : null;
     for (const [i, batch] of batches.entries()) {
       const prepared = await next!;
       const following = batches[i + 1];
-      next = following && !sharesArticle(batch, following) ? settledLater(prepareBatch(this.db, this.labeler, following, id)) : null;
+      next = following && !sharesArticle(batch, following) ? prepare(following) : null;
       if (await options.revoked?.()) throw new IngestRevokedError(id);
       const changeEvents = await this.db.writeTransaction(async (tx) => {
         await holdLease(tx);
         return prepared.plans.length > 0 ? new IngestRepository(tx).writePlans(context, prepared.plans) : 0;
       });
-      next ??= following ? settledLater(prepareBatch(this.db, this.labeler, following, id)) : null;
+      next ??= following ? prepare(following) : null;
       tally(report, prepared.plans);
       report.articlesResumed += prepared.resumed;
       report.changeEvents += changeEvents;

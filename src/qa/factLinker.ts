@@ -9,7 +9,7 @@ import { FactChangeKind, type FactRecord } from '../domain/model.js';
 import { isValidAt } from '../domain/time.js';
 import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
-import { normalizeAnswer, withoutMarks } from '../text/normalize.js';
+import { nameWords } from '../text/normalize.js';
 import type { NamedNeighbour } from './question.js';
 import { roleAgreement } from './roleAcronyms.js';
 import type { LinkedSubject } from './subjects.js';
@@ -98,14 +98,9 @@ export function formerValues(versions: readonly FactRecord[], fact: FactRecord, 
     .map((other) => other.value);
 }
 
-/** The words of a name or value, lower case and without accents ("Elisabeth Borne" names "Élisabeth Borne"). */
-function nameWords(text: string): Set<string> {
-  return new Set(withoutMarks(normalizeAnswer(text)).split(' ').filter(Boolean));
-}
-
 /** Whether a value is the named one: every word of the one in the other ("Klopp", "Jürgen Klopp"). */
-function namesValue(value: string, name: string): boolean {
-  const [valueWords, nameWordSet] = [nameWords(value), nameWords(name)];
+export function namesValue(value: string, name: string): boolean {
+  const [valueWords, nameWordSet] = [new Set(nameWords(value)), new Set(nameWords(name))];
   const within = (inner: Set<string>, outer: Set<string>): boolean => inner.size > 0 && [...inner].every((word) => outer.has(word));
   return within(nameWordSet, valueWords) || within(valueWords, nameWordSet);
 }

@@ -7,10 +7,10 @@
  * answer is chosen by chooseReading.
  */
 import { contentTerms, termCoverage } from '../text/language.js';
-import { folded } from '../text/normalize.js';
 import { SearchUnit } from '../retrieval/retriever.js';
 import { attemptOf, bestByReliability, blankCandidate, type Attempt, type GatedCandidate } from './attempts.js';
 import { documentEvidence } from './evidence.js';
+import { namesValue } from './factLinker.js';
 import type { InstantPlan } from './planning.js';
 import { horizonOf, KNOWN_PASSAGES, pagesSearchFinds } from './pages.js';
 import type { AnsweringPorts } from './ports.js';
@@ -149,10 +149,7 @@ export function chooseReading(attempt: Attempt, readingGate: boolean): Attempt {
   if (anchor && anchor.side !== 'during') return nearestReading(attempt, anchor);
   if (attempt.plan.ordinal) {
     const key = ordinalKey(attempt.plan);
-    const keyed = attempt.candidates
-      .filter((candidate) => candidate.answer !== '')
-      .map((candidate) => ({ candidate, key: [...key(candidate.evidence), -(candidate.certainty?.reliable ?? 0)] }));
-    return { ...attempt, chosen: keyed.sort((a, b) => byKeys(a.key, b.key))[0]?.candidate ?? null };
+    return { ...attempt, chosen: firstByKeys(attempt.candidates, (candidate) => key(candidate.evidence)) };
   }
   const instant = period?.from != null && period.to != null && period.to.getTime() - period.from.getTime() <= DAY;
   if (readingGate && !instant) return { ...attempt, chosen: bestByReliability(attempt.candidates) };
@@ -180,13 +177,15 @@ function relationWords(plan: InstantPlan): Set<string> {
  * period, and the open period after a value fits the value's own reading best.
  */
 function nearestReading(attempt: Attempt, anchor: PlanAnchor): Attempt {
-  const value = ` ${folded(anchor.words)} `;
-  const isValue = ({ answer }: GatedCandidate): boolean => value.includes(` ${folded(answer)} `) || ` ${folded(answer)} `.includes(value);
-  const others = attempt.candidates.filter((candidate) => candidate.answer !== '' && !isValue(candidate));
+  const others = attempt.candidates.filter((candidate) => !namesValue(candidate.answer, anchor.words));
   const asked = relationWords(attempt.plan);
-  const keys = new Map(
-    others.map((candidate) => [candidate, [...nearness(anchor, asked, candidate.evidence, candidate.answer), -(candidate.certainty?.reliable ?? 0)]]),
-  );
-  const ordered = [...others].sort((a, b) => byKeys(keys.get(a)!, keys.get(b)!));
-  return { ...attempt, chosen: ordered[0] ?? null };
+  return { ...attempt, chosen: firstByKeys(others, (candidate) => nearness(anchor, asked, candidate.evidence, candidate.answer)) };
+}
+
+/** The answered candidate first by `key`, the one the gate trusts most among equals; null when none answered. */
+function firstByKeys(candidates: readonly GatedCandidate[], key: (candidate: GatedCandidate) => number[]): GatedCandidate | null {
+  const keyed = candidates
+    .filter((candidate) => candidate.answer !== '')
+    .map((candidate) => ({ candidate, key: [...key(candidate), -(candidate.certainty?.reliable ?? 0)] }));
+  return keyed.sort((a, b) => byKeys(a.key, b.key))[0]?.candidate ?? null;
 }

@@ -114,6 +114,13 @@ function textCue(scope: TimeScope, period: Period, anchor: PlanAnchor | null, as
   return `the question asks for the value ${anchor.side} "${anchor.words}": ${datedIn(anchor)}; ${knowledge}, in ${bounds(period)}, the nearest first`;
 }
 
+/** The period a question's text plan reads: what its anchor gives, all time for "the first" or "last", or its own scope's; null when the text is not read for it. */
+function periodReadInText(scope: TimeScope | null, anchor: PlanAnchor | null): Period | null {
+  if (anchor) return anchor.period;
+  if (scope?.kind === TimeScopeKind.FIRST || scope?.kind === TimeScopeKind.LAST) return { from: null, to: null };
+  return scope && READ_IN_TEXT.has(scope.kind) ? { from: scope.from, to: scope.to } : null;
+}
+
 /**
  * The period a dated anchor gives: its own time, or from its start on, or up to its end (what the
  * reading dating it says may be the answer: "Arne Slot replaced Jürgen Klopp in June 2024").
@@ -216,15 +223,7 @@ export class QuestionPlanner {
       const event = entry.scope?.kind === TimeScopeKind.WHEN ? entry.scope : null;
       const scope = event && anchor ? { ...event, ...anchor.period } : event && !readsText ? null : entry.scope;
       const ordinal: InstantPlan['ordinal'] = scope?.kind === TimeScopeKind.FIRST ? 'first' : scope?.kind === TimeScopeKind.LAST ? 'last' : null;
-      const textPeriod = !readsText
-        ? null
-        : anchor
-          ? anchor.period
-          : ordinal
-            ? { from: null, to: null }
-            : scope && READ_IN_TEXT.has(scope.kind)
-              ? { from: scope.from, to: scope.to }
-              : null;
+      const textPeriod = readsText ? periodReadInText(scope, anchor) : null;
       return { ...entry, scope, anchor, ordinal, textPeriod, instants: scopeInstants(scope, asOf, snapshotDates) };
     });
     // A batch reads the store once per kind of read (and once per instant for change profiles), not once per question.

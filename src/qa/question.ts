@@ -18,11 +18,9 @@ export interface QuestionAnalysis {
   neighbour: NamedNeighbour | null;
   /** "when Paris hosted the Olympics": the question asks about the time of another event. */
   event: EventClause | null;
-  /** "the first prime minister", "which club did he manage last": the earliest or the latest value, not the one of asOf. */
-  ordinal: Ordinal | null;
 }
 
-/** A value asked for by its place in time among the others. */
+/** A value asked for by its place in time among the others: "the first prime minister", "which club did he manage last". */
 export interface Ordinal {
   side: 'first' | 'last';
   /** The words read ("the first", "Liverpool's last", "first"). */
@@ -160,7 +158,6 @@ export function analyseQuestion(question: string): QuestionAnalysis {
     asksForEarlier: earlierCue(question) !== null,
     neighbour: namedNeighbour(question),
     event: eventClause(question, answerType),
-    ordinal: ordinalOf(question, answerType),
   };
 }
 

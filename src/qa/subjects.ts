@@ -6,7 +6,7 @@
  * is linked by the share of its own content words the question covers, in order.
  */
 import { contentTerms } from '../text/language.js';
-import { normalizeAnswer, withoutMarks } from '../text/normalize.js';
+import { nameWords, normalizeAnswer, withoutMarks } from '../text/normalize.js';
 
 export interface LinkedSubject {
   articleId: string;
@@ -43,11 +43,6 @@ interface QuestionWord {
   capitalised: boolean;
   /** Written in capitals ("US", "WHO"): may be an acronym. */
   capitals: boolean;
-}
-
-/** Words of a title as they are compared: lower case, diacritics removed ("Baró" is "baro"). */
-function titleWords(text: string): string[] {
-  return normalizeAnswer(withoutMarks(text)).split(' ').filter(Boolean);
 }
 
 const MONTHS = /^(?:jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)$/;
@@ -151,8 +146,8 @@ export class SubjectIndex {
       // "Wheel of Fortune (American game show)": the words in brackets tell the page from another of
       // the same name; a question names the page by the words before them.
       const [named = '', qualifier = ''] = article.title.split(/\s*\((?=[^()]*\)\s*$)/);
-      const namedWords = titleWords(named);
-      const words = [...namedWords, ...titleWords(qualifier)];
+      const namedWords = nameWords(named);
+      const words = [...namedWords, ...nameWords(qualifier)];
       // A name of filler alone ("C (programming language)") is named by its brackets after all.
       const counted = namedWords.some((word) => !TITLE_FILLER.has(word)) ? namedWords.length : words.length;
       const content = words.map((word, i) => i < counted && !TITLE_FILLER.has(word));

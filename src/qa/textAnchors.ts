@@ -50,7 +50,7 @@ const MIN_EVENT_COVERAGE = 0.5;
 const ALL_TIME: Period = { from: null, to: null };
 
 const lengthOf = ({ from, to }: EventTime): number => (from && to ? to.getTime() - from.getTime() : Infinity);
-const startOf = ({ from }: EventTime): number => from?.getTime() ?? -Infinity;
+const startOf = ({ from }: Pick<EventTime, 'from'>): number => from?.getTime() ?? -Infinity;
 
 /** Whether `text` holds the name as whole words, diacritics and case aside. */
 function names(text: string, name: string): boolean {
@@ -94,8 +94,8 @@ export async function anchorsInText(
 
 /** Whether a reading stating a time from `statedFrom` lies on the anchor's side: starting with the named value or after it (after), with it or before it (before). */
 export function onSideOf(anchor: PlanAnchor, statedFrom: Date | null): boolean {
-  const at = anchor.reading.time.from?.getTime() ?? -Infinity;
-  const start = statedFrom?.getTime() ?? -Infinity;
+  const at = startOf(anchor.reading.time);
+  const start = startOf({ from: statedFrom });
   return anchor.side === 'after' ? start >= at : start <= at;
 }
 
@@ -109,8 +109,8 @@ export function onSideOf(anchor: PlanAnchor, statedFrom: Date | null): boolean {
  * that is more often another thing said of the same time.
  */
 export function nearness(anchor: PlanAnchor, asked: ReadonlySet<string>, reading: Evidence, answer: string): number[] {
-  const at = anchor.reading.time.from?.getTime() ?? -Infinity;
-  const start = reading.statedTime?.from?.getTime() ?? -Infinity;
+  const at = startOf(anchor.reading.time);
+  const start = startOf({ from: reading.statedTime?.from ?? null });
   const sentence = reading.statedTime?.sentence ?? reading.text;
   return [
     -termCoverage(asked, sentence),

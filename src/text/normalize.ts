@@ -14,6 +14,11 @@ export function withoutMarks(text: string): string {
   return text.normalize('NFD').replace(/\p{M}/gu, '');
 }
 
+/** The words of a name as SQuAD normalises them, diacritics removed ("Élisabeth Borne", "Elisabeth Borne": the same two). */
+export function nameWords(text: string): string[] {
+  return withoutMarks(normalizeAnswer(text)).split(' ').filter(Boolean);
+}
+
 /** Lowercase letters and digits only, diacritics removed: what a diacritics-only or punctuation edit leaves equal. */
 export function folded(value: string): string {
   return withoutMarks(value)
