@@ -29,17 +29,21 @@ async function readLauncherState(neo4jDir: string): Promise<LauncherState | unde
   return undefined;
 }
 
+/**
+ * A launcher that serves the store holds its lock, so another JVM started meanwhile only fails: one that
+ * is slow to answer (just started, on a loaded machine) is given this long before it counts as hung.
+ */
+const LIVE_LAUNCHER_ANSWER_MS = 30_000;
+
 export async function findRunningLauncher(neo4jDir: string, password: string): Promise<{ pid: number; uri: string } | undefined> {
   const state = await readLauncherState(neo4jDir);
-  if (!state) return undefined;
-  if (!isProcessAlive(state.pid)) {
-    // Left behind by a JVM that was SIGKILLed; it would mislead the next reader.
-    await fs.rm(path.join(neo4jDir, 'launcher.json'), { force: true });
-    return undefined;
-  }
+  // A SIGKILLed JVM leaves its file behind. It is not removed here: the next launcher may be writing its
+  // own at this moment, and the dead pid already says enough.
+  if (!state || !isProcessAlive(state.pid)) return undefined;
   const uri = boltUri(state.boltPort);
-  // A live pid alone is not proof: pids are recycled, and a hung JVM is no use either.
-  return (await boltAnswers(uri, 3_000, password)) ? { pid: state.pid, uri } : undefined;
+  // A live pid alone is not proof: pids are recycled (then nothing listens and the connection is
+  // refused at once), and a hung JVM is no use either.
+  return (await boltAnswers(uri, LIVE_LAUNCHER_ANSWER_MS, password)) ? { pid: state.pid, uri } : undefined;
 }
 
 export function boltUri(port: number): string {
