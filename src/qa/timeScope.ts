@@ -47,19 +47,31 @@ export interface TimeScope {
 /** What may stand before a range that makes it the period asked about. */
 const DURING_GOVERNORS = new Set(['between', 'from', 'in', 'during', 'throughout']);
 
+/**
+ * Words that make a time part of a description of the subject ("the chemist born February 13,
+ * 1859", "the institute founded by Hans Elsässer in 1969"), not the time asked about, when another
+ * time follows ("… what job did she hold from 1881 to 1882?"). The description runs to a comma.
+ */
+const DESCRIBING = /\b(?:born|founded|established|formed|created|built|constructed|opened|inaugurated|launched|incorporated)\b[^,;?]{0,40}$/i;
+
 const CURRENT_WORDS = /\b(currently|at present|presently|nowadays|these days|right now|at the moment|as of (now|today)|now|today)\b/i;
 
 /** The time scope of a question, or null when it names none (it is then asked as of asOf). */
 export function readTimeScope(question: string, asOf: Date): TimeScope | null {
   // Two numbers across a slash with no year ("Escadron de Chasse 1/2", "a 3/4 majority") are a name or a share, not a date.
   const found = statedPeriods(question, asOf).filter((period) => !/^\d{1,2}\/\d{1,2}$/.test(question.slice(period.start, period.end).trim()));
+  const wordsBefore = (start: number): string => question.slice(Math.max(0, start - 40), start);
+  const describing = found.map((period) => DESCRIBING.test(wordsBefore(period.start)));
   for (let i = 0; i < found.length; i++) {
     const period = found[i]!;
-    const before = question.slice(Math.max(0, period.start - 40), period.start);
+    if (describing[i] && describing.slice(i + 1).includes(false)) continue;
+    const before = wordsBefore(period.start);
     const governor = GOVERNOR.exec(before)?.[1]?.toLowerCase() ?? null;
     const text = (from: number, to: number): string => question.slice(from, to).trim();
     const next = found[i + 1];
-    if ((governor === 'between' || governor === 'from') && next && RANGE_LINK.test(question.slice(period.end, next.start))) {
+    // "from 2004 to 2005", and without "from": "in 1974 to 1975", "for the period 1982 to jul 1989".
+    const rangeGoverned = governor === null || DURING_GOVERNORS.has(governor);
+    if (rangeGoverned && next && RANGE_LINK.test(question.slice(period.end, next.start))) {
       const start = period.start - (GOVERNOR.exec(before)?.[0].length ?? 0);
       return { kind: TimeScopeKind.DURING, text: text(start, next.end), from: period.from, to: next.to };
     }

@@ -35,6 +35,30 @@ describe('time expressions in questions', () => {
     assert.deepEqual(scope('Who coached in the 1999–00 season?'), { kind: 'DURING', text: 'in the 1999–00 season', from: '1999-01-01', to: '2001-01-01' });
   });
 
+  it('reads a range without "from", and passes over a time that describes the subject', () => {
+    assert.deepEqual(scope('Where was the Army Reserve Post in 1974 to 1975?'), {
+      kind: 'DURING',
+      text: 'in 1974 to 1975',
+      from: '1974-01-01',
+      to: '1976-01-01',
+    });
+    assert.deepEqual(scope('Which hostess took over the role on Wheel of Fortune for the period 1982 to jul 1989?'), {
+      kind: 'DURING',
+      text: '1982 to jul 1989',
+      from: '1982-01-01',
+      to: '1989-08-01',
+    });
+    assert.deepEqual(scope('Regarding the institute founded by Hans Elsässer in 1969, what person managed it from 1999 to 2001?'), {
+      kind: 'DURING',
+      text: 'from 1999 to 2001',
+      from: '1999-01-01',
+      to: '2002-01-01',
+    });
+    assert.deepEqual(scope('What job did the chemist born February 13, 1859 hold from 1881 to 1882?')?.from, '1881-01-01');
+    assert.deepEqual(scope('From 2004 to 2006, who owned the bank founded in 1991?')?.text, 'From 2004 to 2006');
+    assert.deepEqual(scope('Who was born in 1950?')?.text, 'in 1950', 'a describing time alone is still the scope');
+  });
+
   it('reads TimeQA-style ranges: between … and …, from … to …', () => {
     assert.deepEqual(scope('Who was president between Dec 1933 and Dec 1935?'), {
       kind: 'DURING',
