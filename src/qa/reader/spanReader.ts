@@ -13,7 +13,7 @@ import { createOnnxEmbedder } from '../../embedding/onnx.js';
 import { ensurePretrainedModel, PRETRAINED_MODELS } from '../../embedding/pretrained.js';
 import type { PretrainedModelName } from '../../embedding/types.js';
 import { admitAll, type Admission } from '../../platform/fairShares.js';
-import { nameRuns, spanText } from '../../text/annotation.js';
+import { nameRuns, spanText, type Token } from '../../text/annotation.js';
 import type { QuestionAnalysis } from '../question.js';
 import { WordEncoder, type WordStates } from './wordEncoder.js';
 import { QUESTION_FEATURES, questionFeatures, readerPassage, WORD_FEATURES, wordFeatures, type ReaderPassage } from './wordFeatures.js';
@@ -234,13 +234,18 @@ export function bestSpan(passage: ReaderPassage, start: Float32Array, end: Float
   const sentence = passage.sentenceOf[best.from]!;
   const offset = best.from - passage.positionOf[best.from]!;
   const tokens = passage.sentences[sentence]!.tokens;
-  const spanStart = best.from - offset;
+  let spanStart = best.from - offset;
   let spanEnd = best.to - offset + 1;
   // A name is not cut after its first words ("Japan" of "Japan Prize"): the span ends where the run of capitalised
   // words does, not across "of" ("Kelvin Kiptum of Kenya"). Its start stays: the reader leaving out a title
   // ("Commissioner Roger Goodell") is mostly right.
   const name = nameRuns(tokens, false).find((run) => run.start < spanEnd && spanEnd < run.end);
   if (name && name.end - spanStart <= MAX_SPAN_WORDS) spanEnd = name.end;
+  // A list item of a few words names one thing, and the reader's part of it is a cut: "Per Larsson Sparre", not its
+  // last two words; "Prince Leopold of Bavaria", not its first two.
+  const item = listItem(tokens);
+  if (item && item.start <= spanStart && spanEnd <= item.end) [spanStart, spanEnd] = [item.start, item.end];
+  spanEnd = beforeOpenBracket(tokens, spanStart, spanEnd);
   return {
     text: spanText(tokens, spanStart, spanEnd),
     probability: Math.exp(startLog[best.from]! + endLog[best.to]!),
@@ -249,4 +254,46 @@ export function bestSpan(passage: ReaderPassage, start: Float32Array, end: Float
     start: spanStart,
     end: spanEnd,
   };
+}
+
+/** What opens a list item: "- ", "-: ", "• ". */
+const LIST_MARK = /^[-–—•*:]$/;
+/** A list item of at most this many words is taken whole. */
+const LIST_ITEM_WORDS = 8;
+
+/**
+ * The words of a sentence that is a list item naming one thing ("- Prince Leopold of Bavaria - Later a
+ * Generalfeldmarschall", "-: Trond Einar Olaussen (Ap)"), after its label ("President: Grazia Francescato"),
+ * up to a spaced dash or a bracket; null for any other sentence, and for an item naming two ("X and Y").
+ */
+function listItem(tokens: readonly Token[]): { start: number; end: number } | null {
+  let start = 0;
+  while (start < tokens.length && LIST_MARK.test(tokens[start]!.text)) start++;
+  if (start === 0) return null;
+  let end = start;
+  // "Claës-Henrik": a dash inside a word has no space before it.
+  const closesItem = (token: Token): boolean => token.text === '(' || (/^[-–—]$/.test(token.text) && token.space !== '');
+  while (end < tokens.length && !closesItem(tokens[end]!)) end++;
+  for (let t = end - 1; t > start; t--) {
+    if (tokens[t]!.text !== ':') continue;
+    start = t + 1;
+    break;
+  }
+  while (end > start && !isWord(tokens[end - 1]!.text)) end--;
+  const item = tokens.slice(start, end);
+  const words = item.filter((token) => isWord(token.text)).length;
+  const namesTwo = item.some((token) => token.lower === 'and' || token.text === '&');
+  return words > 0 && words <= LIST_ITEM_WORDS && !namesTwo ? { start, end } : null;
+}
+
+/** A span that opens a bracket and ends inside it ("London Midland and Scottish Railway (LMS") ends before the bracket. */
+function beforeOpenBracket(tokens: readonly Token[], start: number, end: number): number {
+  for (let t = end - 1; t > start; t--) {
+    if (tokens[t]!.text === ')') return end;
+    if (tokens[t]!.text !== '(') continue;
+    let cut = t;
+    while (cut > start && !isWord(tokens[cut - 1]!.text)) cut--;
+    return cut > start ? cut : end;
+  }
+  return end;
 }
