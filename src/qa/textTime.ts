@@ -75,6 +75,9 @@ const WORD = /[\p{L}\p{N}]/u;
 /** What stands before a time that opens its clause: nothing, a clause boundary, or a conjunction. */
 const OPENS_CLAUSE = /(?:^[^\p{L}\p{N}]*|[,;:(]\s*|\b(?:and|but|then|while|when|whereas)\s+)$/iu;
 
+/** How much of its fit a time keeps for the sentences after it that state none. */
+const TOLD_BEFORE_FIT = 0.5;
+
 export interface Reading {
   /**
    * The words a time that fits the period governs, the time's own words left out: what the reader
@@ -94,8 +97,18 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
   const readings: Reading[] = [];
   const sentences = splitSentences(text);
   const times = timesIn(sentences.map((sentence) => sentence.text));
+  let told: EventTime | null = null;
   for (const [i, sentence] of sentences.entries()) {
-    for (const { time, start, end } of governedSpans(sentence.text, times[i] ?? [])) {
+    const own = times[i] ?? [];
+    // A sentence that states no time goes on with the last one its paragraph stated ("In 1942 Flowers was
+    // set to work on Tunny. With Frank Morrell he designed the Heath Robinson"), less surely than it.
+    if (own.length === 0 && told !== null) {
+      const fit = TOLD_BEFORE_FIT * periodFit(period, told, horizon);
+      if (fit > 0 && WORD.test(sentence.text)) readings.push({ text: sentence.text, time: told, fit, sentence: sentence.text });
+      continue;
+    }
+    told = own.length > 0 ? [...own].sort((a, b) => a.start - b.start).at(-1)! : told;
+    for (const { time, start, end } of governedSpans(sentence.text, own)) {
       const fit = periodFit(period, time, horizon);
       const governed = `${sentence.text.slice(start, time.start)} ${sentence.text.slice(time.end, end)}`;
       const words = governed

@@ -30,6 +30,15 @@ describe('readings of a period in the text', () => {
     assert.equal(best(one, '1925-01-01', '1926-01-01')?.text, 'Sir Warren Fisher was Permanent Secretary to the Treasury.');
   });
 
+  it('a sentence that states no time goes on with the last time of its paragraph, fitting less than a stated one', () => {
+    const story = 'In 1942 Flowers was set to work on the Tunny cipher. With Frank Morrell he designed the Heath Robinson. In 1944 Colossus ran.';
+    const all = readingsFor(story, period('1942-01-01', '1943-01-01'), readParagraphEventTimes, HORIZON);
+    const told = all.find((reading) => reading.text.includes('Heath Robinson'));
+    assert.equal(told?.time.text, 'In 1942');
+    assert.ok(told!.fit < all[0]!.fit, `${told!.fit} < ${all[0]!.fit}`);
+    assert.equal(all.length, 2, 'the sentence of 1944 speaks of its own time');
+  });
+
   it('a list of office holders, each line ending in its dates after a comma, gives the holder of the period', () => {
     const holders = [
       'Heads of the service:',
