@@ -33,10 +33,11 @@ interface Anchor {
 }
 
 /** A cheap first look: a sentence with none of these states no time. */
-const MAY_STATE_TIME = /\d|year|decade|centur|month/i;
+const MAY_STATE_TIME = /\d|year|decade|centur|month|season/i;
 /** Words that make a time a point of its own ("not until 1990" is 1990) or open it, beyond those every reader shares. */
 const NOT_BEFORE_GOVERNOR = /\bnot\s+$/i;
 const BY_BEFORE_GOVERNOR = /\bby\s+$/i;
+const THE_BEFORE_GOVERNOR = /\bthe\s+$/i;
 /**
  * "since its inception in 1983", "until his death in 2010", "till he died in the early 1990s",
  * "until it was cancelled on September 20, 1991": the claim is bounded by an event the sentence
@@ -68,6 +69,8 @@ function governorOf(sentence: string, mention: Mention): Governor {
   const earlier = sentence.slice(Math.max(0, start - 10), start);
   if (word === 'until' && NOT_BEFORE_GOVERNOR.test(earlier)) return { word: 'not until', start: start - NOT_BEFORE_GOVERNOR.exec(earlier)![0].length };
   if (word === 'around' && BY_BEFORE_GOVERNOR.test(earlier)) return { word: 'by', start: start - BY_BEFORE_GOVERNOR.exec(earlier)![0].length };
+  // "was sacked the following 28 February": the next such day, not every day after it.
+  if (word === 'following' && THE_BEFORE_GOVERNOR.test(earlier)) return null;
   return { word, start };
 }
 

@@ -91,7 +91,8 @@ const RELATIVE_COUNT =
   /\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})\s+(years?|decades?|months?)\s+(later|afterwards?|earlier|ago|previously)\b/gi;
 const RELATIVE_WORDS: Array<[RegExp, RelativeStep]> = [
   [/\b(?:(?:later|earlier)\s+(?:in\s+)?that\s+year|(?:in\s+)?(?:that|the)\s+same\s+year|(?:in\s+)?that\s+year)\b/gi, { unit: 'year', count: 0 }],
-  [/\b(?:the\s+(?:following|next|subsequent)\s+year|the\s+year\s+after(?=\s*[,.;]|$))/gi, { unit: 'year', count: 1 }],
+  // A season ("the following season") is a sports year: its reading is the year after.
+  [/\b(?:the\s+(?:following|next|subsequent)\s+(?:year|season)|the\s+(?:year|season)\s+after(?=\s*[,.;]|$))/gi, { unit: 'year', count: 1 }],
   [/\b(?:the\s+(?:previous|preceding)\s+year|the\s+year\s+before(?=\s*[,.;]|$))/gi, { unit: 'year', count: -1 }],
   [/\bthe\s+(?:following|next)\s+month\b/gi, { unit: 'month', count: 1 }],
   [/\b(?:that|the)\s+same\s+month\b/gi, { unit: 'month', count: 0 }],
@@ -247,6 +248,6 @@ export function findMentions(sentence: string): Mention[] {
   if (/spring|summer|autumn|fall|half/i.test(sentence)) keep(partOfYearMentions(sentence));
   keep(yearMentions(sentence, found));
   if (/\b\d{3}\b/.test(sentence)) keep(shortYearMentions(sentence));
-  if (/year|month|decade/i.test(sentence)) keep(relativeMentions(sentence));
+  if (/year|month|decade|season/i.test(sentence)) keep(relativeMentions(sentence));
   return found.sort((a, b) => a.start - b.start);
 }

@@ -88,6 +88,14 @@ describe('event times in text', () => {
       ['On 28 July = 1920-07-28..1920-07-29', 'two years later = 1922-01-01..1923-01-01'],
       ['The following year = 1923-01-01..1924-01-01'],
     ]);
+    assert.deepEqual(readParagraphEventTimes(['Empoli hired Sarri on 25 June 2012.', 'The following season, he guided Empoli to promotion.']).map(shown)[1], [
+      'The following season = 2013-01-01..2014-01-01',
+    ]);
+    assert.deepEqual(
+      shown(readEventTimes('In 2007 he was appointed at Verona, but was sacked the following 28 February.'))[1],
+      '28 February = 2007-02-28..2007-03-01',
+      '"the following" day is one day, not every day after it',
+    );
     assert.deepEqual(shown(readEventTimes('It was canceled on September 20 of that year.')), [], 'nothing to place it from');
     assert.deepEqual(readParagraphEventTimes(['The network moved on January 14, 1991.', 'It was canceled on September 20 of that year.']).map(shown)[1], [
       'on September 20 of that year = 1991-09-20..1991-09-21',
