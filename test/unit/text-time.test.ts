@@ -39,6 +39,14 @@ describe('readings of a period in the text', () => {
     assert.equal(all.length, 2, 'the sentence of 1944 speaks of its own time');
   });
 
+  it('a time open at its start does not speak of a period far before its end, and a birth date speaks of no deed', () => {
+    const stay = 'Sarri stayed unbeaten until 24 November 2018, when they lost to Tottenham.';
+    assert.equal(best(stay, '1850-01-01', '1851-01-01'), undefined);
+    assert.equal(best(stay, '2018-01-01', '2019-01-01')?.time.text, 'until 24 November 2018');
+    const born = 'Maurizio Sarri (born 10 January 1959) is a football manager who most recently managed Juventus.';
+    assert.equal(best(born, '1959-01-01', '1960-01-01'), undefined);
+  });
+
   it('a list of office holders, each line ending in its dates after a comma, gives the holder of the period', () => {
     const holders = [
       'Heads of the service:',
