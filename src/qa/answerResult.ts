@@ -124,7 +124,7 @@ export function answerOf(
   }
   if (byClock === null) {
     const note = fromText
-      ? `nothing the store knew as of ${isoDay(asked.asOf)} states a time in ${asked.scope?.text ?? 'the asked period'}`
+      ? `nothing the store knew as of ${isoDay(asked.asOf)} states a time in the asked period${asked.scope ? ` ("${asked.scope.text}")` : ''}`
       : asked.instants.note;
     return nothingToAnswer(asked, note ?? 'nothing to answer from', timings);
   }
