@@ -76,11 +76,12 @@ const WORD = /[\p{L}\p{N}]/u;
 const OPENS_CLAUSE = /(?:^[^\p{L}\p{N}]*|[,;:(]\s*|\b(?:and|but|then|while|when|whereas)\s+)$/iu;
 
 /**
- * Whether a time says anything of a period it meets. One open at its start ("until 24 November 2018")
- * says when something ended, not since when it held: it speaks of a period it ends in, not of 1850.
- * One open at its end ("since 2005") is claimed up to the source's present, so it speaks of all of it.
+ * Whether a time tells of a period it meets (domain/time.ts `speaksOf` asks only whether they meet).
+ * One open at its start ("until 24 November 2018") says when something ended, not since when it
+ * held: it tells of a period it ends in, not of 1850. One open at its end ("since 2005") is claimed
+ * up to the source's present, so it tells of all of it.
  */
-function speaksOf(period: Period, time: Period): boolean {
+function tellsOf(period: Period, time: Period): boolean {
   if (time.from !== null || time.to === null || period.from === null || period.to === null) return true;
   return period.from < time.to && time.to <= period.to;
 }
@@ -116,7 +117,7 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
     // set to work on Tunny. With Frank Morrell he designed the Heath Robinson"), less surely than it.
     if (own.length === 0 && told !== null) {
       const fit = TOLD_BEFORE_FIT * periodFit(period, told, horizon);
-      if (fit > 0 && speaksOf(period, told) && WORD.test(sentence.text)) readings.push({ text: sentence.text, time: told, fit, sentence: sentence.text });
+      if (fit > 0 && tellsOf(period, told) && WORD.test(sentence.text)) readings.push({ text: sentence.text, time: told, fit, sentence: sentence.text });
       continue;
     }
     told = own.length > 0 ? [...own].sort((a, b) => a.start - b.start).at(-1)! : told;
@@ -124,7 +125,7 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
       const fit = periodFit(period, time, horizon);
       // A birth date dates the person, not what the sentence says they did ("Maurizio Sarri (born 10
       // January 1959) is a manager who most recently managed Juventus").
-      if (fit === 0 || !speaksOf(period, time) || BORN_BEFORE.test(sentence.text.slice(Math.max(0, time.start - 12), time.start))) continue;
+      if (fit === 0 || !tellsOf(period, time) || BORN_BEFORE.test(sentence.text.slice(Math.max(0, time.start - 12), time.start))) continue;
       const governed = `${sentence.text.slice(start, time.start)} ${sentence.text.slice(time.end, end)}`;
       const words = governed
         // Brackets that held only the time ("Sir Warren Fisher (1919–1939)") would end the reader's span.
