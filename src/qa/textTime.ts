@@ -120,7 +120,7 @@ export function readingsFor(text: string, period: Period, timesIn: TimeReader, h
       if (fit > 0 && tellsOf(period, told) && WORD.test(sentence.text)) readings.push({ text: sentence.text, time: told, fit, sentence: sentence.text });
       continue;
     }
-    told = own.length > 0 ? [...own].sort((a, b) => a.start - b.start).at(-1)! : told;
+    if (own.length > 0) told = own.reduce((last, time) => (time.start > last.start ? time : last));
     for (const { time, start, end } of governedSpans(sentence.text, own)) {
       const fit = periodFit(period, time, horizon);
       // A birth date dates the person, not what the sentence says they did ("Maurizio Sarri (born 10

@@ -9,6 +9,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createApiKey, Role } from '../../src/api/auth.js';
 import { Database } from '../../src/graph/database.js';
+import { withLockFile } from '../../src/neo4jProcess/lockFile.js';
 import { startManagedNeo4j } from '../../src/neo4jProcess/managedNeo4j.js';
 import { startServer, type RunningServer } from '../../src/api/server.js';
 import { neo4jProblem } from '../../src/api/errorReporting.js';
@@ -29,8 +30,7 @@ async function untilAnswered(url: string): Promise<number> {
   }
 }
 
-/** The managed Neo4j JVMs serving a data directory now, whoever started them. */
-/** The pids of the Neo4j launchers on the data directory, each with its parent's ("pid<ppid"). */
+/** The managed Neo4j JVMs serving a data directory now, whoever started them: each one's pid with its parent's ("pid<ppid"). */
 function launchersOf(dataDir: string): string[] {
   const store = join(dataDir, 'neo4j');
   const pids = readdirSync('/proc').filter((entry) => {
@@ -199,50 +199,55 @@ describe('Neo4j faults', () => {
       });
       t.after(() => socket.dispose());
       await new Promise((resolve) => socket.on('connected', resolve));
-      // The restart waits for the start lock, held here while the outage is looked at: an idle machine
-      // restarts Neo4j in less time than the checks below take.
+      // The restart waits for the start lock, held here (as another process would hold it) while the outage
+      // is looked at: an idle machine restarts Neo4j in less time than the checks below take.
       const startLock = join(store.dataDir, 'neo4j', 'start.lock');
-      writeFileSync(startLock, JSON.stringify({ pid: process.pid }));
-      t.after(() => rmSync(startLock, { force: true }));
-      const idlePid = neo4jPid();
-      process.kill(idlePid, 'SIGKILL');
-      while (isAlive(idlePid)) await new Promise((resolve) => setTimeout(resolve, 10));
-      const started = performance.now();
-      const during = await query('{ snapshots { id } }');
-      const failedAfterMs = performance.now() - started;
-      assert.equal(during.body.errors?.[0]?.extensions.code, 'SERVICE_UNAVAILABLE', JSON.stringify(during.body));
-      assert.match(during.body.errors![0]!.message, /database is unreachable/);
-      // "Retry", not "your request was wrong": 503 with Retry-After, as OVERLOADED (it was 200, with no Retry-After).
-      assert.deepEqual([during.status, during.headers.get('retry-after'), during.body.errors![0]!.extensions.retryAfterSeconds], [503, '5', 5]);
-      const overSocket = await new Promise<unknown>((resolve) =>
-        socket.subscribe({ query: '{ snapshots { id } }' }, { next: resolve, error: resolve, complete: () => {} }),
+      const { idlePid, failedAfterMs } = await withLockFile(
+        startLock,
+        5_000,
+        () => {},
+        async () => {
+          const idlePid = neo4jPid();
+          process.kill(idlePid, 'SIGKILL');
+          while (isAlive(idlePid)) await new Promise((resolve) => setTimeout(resolve, 10));
+          const started = performance.now();
+          const during = await query('{ snapshots { id } }');
+          const failedAfterMs = performance.now() - started;
+          assert.equal(during.body.errors?.[0]?.extensions.code, 'SERVICE_UNAVAILABLE', JSON.stringify(during.body));
+          assert.match(during.body.errors![0]!.message, /database is unreachable/);
+          // "Retry", not "your request was wrong": 503 with Retry-After, as OVERLOADED (it was 200, with no Retry-After).
+          assert.deepEqual([during.status, during.headers.get('retry-after'), during.body.errors![0]!.extensions.retryAfterSeconds], [503, '5', 5]);
+          const overSocket = await new Promise<unknown>((resolve) =>
+            socket.subscribe({ query: '{ snapshots { id } }' }, { next: resolve, error: resolve, complete: () => {} }),
+          );
+          const socketErrors = Array.isArray(overSocket) ? overSocket : (overSocket as { errors?: unknown[] }).errors;
+          assert.deepEqual(
+            (socketErrors?.[0] as { extensions?: unknown })?.extensions,
+            { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 },
+            JSON.stringify(overSocket),
+          );
+          // A new connection whose key cannot be checked (past the 1 s key cache) is told to come back, not that the key is bad (it was 4401).
+          await new Promise((resolve) => setTimeout(resolve, 1_100));
+          const newcomer = createClient({
+            url: server.url.replace('http', 'ws'),
+            webSocketImpl: WebSocket,
+            connectionParams: { Authorization: `Bearer ${token}` },
+            retryAttempts: 0,
+          });
+          const refused = await new Promise<{ code?: number; reason?: string }>((resolve) =>
+            newcomer.subscribe(
+              { query: '{ snapshots { id } }' },
+              { next: () => resolve({}), error: (error) => resolve(error as { code?: number }), complete: () => {} },
+            ),
+          );
+          await newcomer.dispose();
+          assert.equal(refused.code, 1013, `${refused.code} ${refused.reason}`);
+          assert.match(String(refused.reason), /^Try again in 5 s: the database is unreachable/);
+          assert.ok(failedAfterMs < 8_000, `failed after ${failedAfterMs.toFixed(0)} ms`);
+          assert.equal((await fetch(server.url.replace('/graphql', '/health'))).status, 503);
+          return { idlePid, failedAfterMs };
+        },
       );
-      const socketErrors = Array.isArray(overSocket) ? overSocket : (overSocket as { errors?: unknown[] }).errors;
-      assert.deepEqual(
-        (socketErrors?.[0] as { extensions?: unknown })?.extensions,
-        { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 5 },
-        JSON.stringify(overSocket),
-      );
-      // A new connection whose key cannot be checked (past the 1 s key cache) is told to come back, not that the key is bad (it was 4401).
-      await new Promise((resolve) => setTimeout(resolve, 1_100));
-      const newcomer = createClient({
-        url: server.url.replace('http', 'ws'),
-        webSocketImpl: WebSocket,
-        connectionParams: { Authorization: `Bearer ${token}` },
-        retryAttempts: 0,
-      });
-      const refused = await new Promise<{ code?: number; reason?: string }>((resolve) =>
-        newcomer.subscribe(
-          { query: '{ snapshots { id } }' },
-          { next: () => resolve({}), error: (error) => resolve(error as { code?: number }), complete: () => {} },
-        ),
-      );
-      await newcomer.dispose();
-      assert.equal(refused.code, 1013, `${refused.code} ${refused.reason}`);
-      assert.match(String(refused.reason), /^Try again in 5 s: the database is unreachable/);
-      assert.ok(failedAfterMs < 8_000, `failed after ${failedAfterMs.toFixed(0)} ms`);
-      assert.equal((await fetch(server.url.replace('/graphql', '/health'))).status, 503);
-      rmSync(startLock);
       const backAfterMs = await untilAnswered(server.url);
       assert.ok(
         lines.some((line) => line.includes('Restarted the managed Neo4j')),
