@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import ort from 'onnxruntime-node';
+import { withGraphOutputs } from './graphOutputs.js';
 import { EmbedderConfigError, type Embedder, type OnnxEmbedderConfig, type TextRole } from './types.js';
 import { normalizeRows } from './vectors.js';
 
@@ -34,7 +35,9 @@ export class OnnxEmbedder implements Embedder {
     private readonly session: ort.InferenceSession,
     readonly tokenizer: Tokenizer,
     readonly dimension: number,
-    private readonly settings: Required<Pick<OnnxEmbedderConfig, 'name' | 'pooling' | 'queryPrefix' | 'passagePrefix' | 'maxLength' | 'batchSize'>> & {
+    private readonly settings: Required<
+      Pick<OnnxEmbedderConfig, 'name' | 'pooling' | 'queryPrefix' | 'passagePrefix' | 'maxLength' | 'batchSize' | 'innerOutputs'>
+    > & {
       id?: string;
     },
   ) {
@@ -80,10 +83,11 @@ export class OnnxEmbedder implements Embedder {
 
   /**
    * The model's contextual state of every token of a padded batch of token-id sequences
-   * (batch × length × hidden, row-major; `length` is the longest sequence). Padding rows are
-   * masked out of attention, so each sequence's states are its own.
+   * (batch × length × hidden, row-major; `length` is the longest sequence), and the same of
+   * each inner tensor the embedder was opened with. Padding rows are masked out of attention,
+   * so each sequence's states are its own.
    */
-  async tokenStates(batch: readonly number[][]): Promise<{ data: Float32Array; length: number }> {
+  async tokenStates(batch: readonly number[][]): Promise<{ data: Float32Array; length: number; inner: Record<string, Float32Array> }> {
     if (this.closed) throw new Error('onnx embedder: closed');
     const length = Math.max(...batch.map((ids) => ids.length));
     const n = batch.length;
@@ -109,7 +113,15 @@ export class OnnxEmbedder implements Embedder {
         `onnx embedder: the model outputs (${this.session.outputNames.join(', ')}) include no float32 batch × tokens × hidden tensor`,
       );
     }
-    return { data: tokens.data, length };
+    const inner: Record<string, Float32Array> = {};
+    for (const name of this.settings.innerOutputs) {
+      const states = outputs[name];
+      if (!states || !(states.data instanceof Float32Array) || states.data.length !== tokens.data.length) {
+        throw new EmbedderConfigError(`onnx embedder: the inner tensor "${name}" is not a float32 batch × tokens × hidden tensor`);
+      }
+      inner[name] = states.data;
+    }
+    return { data: tokens.data, length, inner };
   }
 
   async close(): Promise<void> {
@@ -134,12 +146,17 @@ export async function createOnnxEmbedder(config: Omit<OnnxEmbedderConfig, 'kind'
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new EmbedderConfigError(`onnx embedder: batchSize must be a positive integer, got ${batchSize}`);
   let session: ort.InferenceSession;
   try {
-    session = await ort.InferenceSession.create(modelPath, {
+    const options: ort.InferenceSession.SessionOptions = {
       graphOptimizationLevel: 'all',
       ...(config.threads === undefined ? {} : { intraOpNumThreads: config.threads, interOpNumThreads: 1 }),
       // Spinning threads would take the cores Neo4j and the other embedder need.
       extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
-    });
+    };
+    const innerOutputs = config.innerOutputs ?? [];
+    session =
+      innerOutputs.length === 0
+        ? await ort.InferenceSession.create(modelPath, options)
+        : await ort.InferenceSession.create(withGraphOutputs(await readFile(modelPath), innerOutputs), options);
   } catch (error) {
     throw new EmbedderConfigError(`onnxruntime cannot load ${modelPath}: ${(error as Error).message}`);
   }
@@ -150,6 +167,7 @@ export async function createOnnxEmbedder(config: Omit<OnnxEmbedderConfig, 'kind'
     passagePrefix: config.passagePrefix ?? '',
     maxLength: config.maxLength ?? DEFAULT_MAX_TOKENS,
     batchSize,
+    innerOutputs: config.innerOutputs ?? [],
     id: config.id?.trim() || undefined,
   };
   // One empty text ([CLS] [SEP]) shows the width of the model's output.

@@ -101,6 +101,8 @@ export interface OnnxEmbedderConfig {
   threads?: number;
   /** Overrides the id recorded with vectors. Default `onnx:<name>@<dimension>d`. */
   id?: string;
+  /** Tensors inside the graph (a middle layer's output) that tokenStates also returns. */
+  innerOutputs?: string[];
 }
 
 /** A pretrained encoder from Maven Central (see pretrained.ts), fetched into `modelsDir` on first use. */

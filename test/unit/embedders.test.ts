@@ -692,6 +692,15 @@ function writeToyModel(): { config: { modelPath: string; tokenizerPath: string; 
   return { config: onnxModelFiles(dir), embeddings, hidden };
 }
 
+async function plainTokenStates(config: { modelPath: string; tokenizerPath: string; name: string }, ids: number[]): Promise<Float32Array> {
+  const embedder = await createOnnxEmbedder(config);
+  try {
+    return (await embedder.tokenStates([ids])).data;
+  } finally {
+    await embedder.close();
+  }
+}
+
 describe('onnx embedder', () => {
   test('a hand-written toy model: tokenizer.json through @huggingface/tokenizers, mean and CLS pooling, prefixes, batching, truncation', async () => {
     const { config, embeddings, hidden } = writeToyModel();
@@ -723,6 +732,18 @@ describe('onnx embedder', () => {
     );
     await cls.close();
     await assert.rejects(createOnnxEmbedder({ ...config, modelPath: join(scratch, 'nowhere.onnx') }), /no model at/);
+
+    const inner = await createOnnxEmbedder({ ...config, innerOutputs: ['tokens'] });
+    const ids = inner.encode('the cat', 'passage');
+    const states = await inner.tokenStates([ids]);
+    const plain = await plainTokenStates(config, ids);
+    assert.deepEqual(states.data, plain, "an inner output changes none of the model's own outputs");
+    // writeToyModel returns the embeddings with the first type row (0.25) added, as the model's output has them.
+    const beforeTypes = ids.flatMap((id) => Array.from(embeddings.subarray(id * hidden, (id + 1) * hidden), (value) => value - 0.25));
+    const worst = Math.max(...beforeTypes.map((value, i) => Math.abs(value - states.inner.tokens![i]!)));
+    assert.ok(worst < 1e-6, `the inner tensor is the token embeddings before the type row is added (off by ${worst})`);
+    await inner.close();
+    await assert.rejects(createOnnxEmbedder({ ...config, innerOutputs: ['no-such-tensor'] }), /onnxruntime cannot load|no-such-tensor/);
     assert.throws(() => onnxModelFiles(join(scratch, 'nowhere')), /does not exist/);
   });
 
