@@ -38,6 +38,29 @@ export function timeQaSnapshot(items: readonly QaItem[]): EvaluationSnapshot {
   return { takenAt: SNAPSHOT_DATE, source: 'eval:timeqa', articles: [...pages].map(([title, text]) => ({ id: title, title, text, infobox: {} })) };
 }
 
+/**
+ * Answerable questions with the paragraph of their page that answers them as the only document,
+ * for training the reader: of the paragraphs holding a gold answer, the one sharing most of the
+ * question's numbers (its years) with it, the first on a tie. A page holds an office's holders
+ * one after another, so the paragraph that names the asked years is the one a reader must read.
+ */
+export function timeQaParagraphItems(items: readonly QaItem[]): QaItem[] {
+  return items.flatMap((item) => {
+    const gold = item.answers.map(normalizeAnswer).filter(Boolean);
+    const page = item.documents[0];
+    if (gold.length === 0 || !page) return [];
+    const numbers = item.question.match(/\d+/g) ?? [];
+    let best: { text: string; shared: number } | null = null;
+    for (const text of page.text.split(/\n\s*\n/)) {
+      const normal = ` ${normalizeAnswer(text)} `;
+      if (!gold.some((answer) => normal.includes(` ${answer} `))) continue;
+      const shared = numbers.filter((number) => new RegExp(`\\b${number}\\b`).test(text)).length;
+      if (best === null || shared > best.shared) best = { text, shared };
+    }
+    return best ? [{ ...item, documents: [{ id: `${page.id}#${item.question}`, title: page.title, text: best.text }] }] : [];
+  });
+}
+
 /** Whether a passage or sentence the answer drew on holds a gold answer. */
 function evidenceHolds(item: QaItem, result: AnswerResult): boolean {
   const gold = item.answers.map(normalizeAnswer).filter(Boolean);

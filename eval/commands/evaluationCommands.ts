@@ -102,33 +102,61 @@ export function addEvaluationCommands(program: Command): void {
     .option('--work <dir>', 'where the prepared data goes (about 1 GB; default <data directory>/reader-training)')
     .option('--out <dir>', 'where the model goes', join(projectRoot(), 'models'))
     .option('--python <command>', 'a python3 with PyTorch and NumPy', 'python3')
+    .option(
+      '--timeqa <file>',
+      "TimeQA's questions with their pages: the tune half's answerable ones join the training pool, each with the paragraph that answers it",
+    )
     .option('--skip-prepare', 'reuse the data already in --work')
+    .option('--joint-layers <n>', "the encoder's top layers the head fine-tunes over question and passage together (0: none)", (v) => Number.parseInt(v, 10), 0)
     .option('--ablation', 'also train the variants that leave one part out')
-    .action(async (given: { train: string; dev: string; work?: string; out: string; python: string; skipPrepare?: boolean; ablation?: boolean }) => {
-      const options = { ...given, work: given.work ?? join(cliConfig().dataDir, 'reader-training') };
-      const { readQaFile, splitByArticle } = await import('../qaFile.js');
-      const { prepareReaderData } = await import('../reader/prepare.js');
-      const { READER_ENCODER } = await import('../../src/qa/reader/spanReader.js');
-      if (!options.skipPrepare) {
-        const dev = await readQaFile(options.dev);
-        const splits = { train: await readQaFile(options.train), tune: splitByArticle(dev, 'tune'), 'held-out': splitByArticle(dev, 'held-out') };
-        for (const [name, items] of Object.entries(splits)) {
-          const prepared = await withProgress(`${name} questions`, (update) =>
-            prepareReaderData(items, { dir: options.work, name, encoder: READER_ENCODER, modelsDir: cliConfig().modelsDir, onProgress: update }),
-          );
-          process.stdout.write(
-            `${name}: ${prepared.questions} questions over ${prepared.passages} paragraphs, ${prepared.withGold} with the answer found as words\n`,
-          );
+    .action(
+      async (given: {
+        train: string;
+        dev: string;
+        work?: string;
+        out: string;
+        python: string;
+        timeqa?: string;
+        skipPrepare?: boolean;
+        jointLayers: number;
+        ablation?: boolean;
+      }) => {
+        const options = { ...given, work: given.work ?? join(cliConfig().dataDir, 'reader-training') };
+        const { readQaFile, splitByArticle } = await import('../qaFile.js');
+        const { prepareReaderData, ENCODER_LAYERS, layerOutput } = await import('../reader/prepare.js');
+        const { READER_ENCODER } = await import('../../src/qa/reader/spanReader.js');
+        if (!Number.isInteger(options.jointLayers) || options.jointLayers < 0 || options.jointLayers >= ENCODER_LAYERS) {
+          throw new RangeError(`--joint-layers must be an integer from 0 to ${ENCODER_LAYERS - 1}, got ${options.jointLayers}`);
         }
-      }
-      const { spawn } = await import('node:child_process');
-      const script = join(projectRoot(), 'eval', 'reader', 'train_reader.py');
-      const args = [script, '--data', options.work, '--out', options.out, '--report', 'held-out', ...(options.ablation ? ['--ablation'] : [])];
-      const code = await new Promise<number | null>((resolve, reject) =>
-        spawn(options.python, args, { stdio: 'inherit' }).on('error', reject).on('exit', resolve),
-      );
-      if (code !== 0) throw new RangeError(`${options.python} ${args.join(' ')} exited with ${code}`);
-    });
+        const wordLayer = options.jointLayers === 0 ? undefined : layerOutput(ENCODER_LAYERS - 1 - options.jointLayers);
+        if (!options.skipPrepare) {
+          const dev = await readQaFile(options.dev);
+          const { timeQaPart, timeQaParagraphItems } = await import('../timeqa.js');
+          const timeQa = options.timeqa ? timeQaParagraphItems(timeQaPart(await readQaFile(options.timeqa), 'tune')) : [];
+          const train = [...(await readQaFile(options.train)), ...timeQa];
+          const splits = { train, tune: splitByArticle(dev, 'tune'), 'held-out': splitByArticle(dev, 'held-out') };
+          for (const [name, items] of Object.entries(splits)) {
+            const prepared = await withProgress(`${name} questions`, (update) =>
+              prepareReaderData(items, { dir: options.work, name, encoder: READER_ENCODER, wordLayer, modelsDir: cliConfig().modelsDir, onProgress: update }),
+            );
+            process.stdout.write(
+              `${name}: ${prepared.questions} questions over ${prepared.passages} paragraphs, ${prepared.withGold} with the answer found as words\n`,
+            );
+          }
+        }
+        const { spawn } = await import('node:child_process');
+        const script = join(projectRoot(), 'eval', 'reader', 'train_reader.py');
+        const args = [
+          script,
+          ...['--data', options.work, '--out', options.out, '--report', 'held-out', '--joint-layers', String(options.jointLayers)],
+          ...(options.ablation ? ['--ablation'] : []),
+        ];
+        const code = await new Promise<number | null>((resolve, reject) =>
+          spawn(options.python, args, { stdio: 'inherit' }).on('error', reject).on('exit', resolve),
+        );
+        if (code !== 0) throw new RangeError(`${options.python} ${args.join(' ')} exited with ${code}`);
+      },
+    );
 
   program
     .command('make-time-set')

@@ -13,7 +13,7 @@ import { analyseQuestion } from '../../src/qa/question.js';
 import { MAX_PASSAGE_WORDS, MAX_SPAN_WORDS } from '../../src/qa/reader/spanReader.js';
 import { WordEncoder } from '../../src/qa/reader/wordEncoder.js';
 import { QUESTION_FEATURES, questionFeatures, readerPassage, WORD_FEATURES, wordFeatures, type ReaderPassage } from '../../src/qa/reader/wordFeatures.js';
-import { createOnnxEmbedder } from '../../src/embedding/onnx.js';
+import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/embedding/onnx.js';
 import { ensurePretrainedModel, PRETRAINED_MODELS } from '../../src/embedding/pretrained.js';
 import type { PretrainedModelName } from '../../src/embedding/types.js';
 import type { QaItem } from '../qaFile.js';
@@ -32,6 +32,14 @@ export function goldSpans(passage: ReaderPassage, answers: readonly string[]): A
     }
   }
   return spans;
+}
+
+/** The reader's encoder (e5-small-v2, BERT's shape) has this many layers. */
+export const ENCODER_LAYERS = 12;
+
+/** The name of a layer's output inside the encoder's ONNX graph (its last LayerNorm's sum, as the export named it). */
+export function layerOutput(layer: number): string {
+  return `/encoder/layer.${layer}/output/LayerNorm/Add_1_output_0`;
 }
 
 class FloatFile {
@@ -64,6 +72,19 @@ class FloatFile {
   }
 }
 
+/**
+ * One text's word-piece states at the word layer and at the last layer, so the training script
+ * can check that its copy of the encoder's top layers turns the one into the other.
+ */
+async function writeEncoderCheck(model: OnnxEmbedder, wordLayer: string, text: string, dir: string): Promise<void> {
+  const ids = model.encode(text, 'passage');
+  const { data, inner } = await model.tokenStates([ids]);
+  await writeFile(
+    join(dir, 'encoder-check.json'),
+    JSON.stringify({ wordLayer, pieces: ids.length, from: Array.from(inner[wordLayer]!), to: Array.from(data) }),
+  );
+}
+
 export interface PreparedSplit {
   name: string;
   questions: number;
@@ -74,12 +95,25 @@ export interface PreparedSplit {
 /** Writes `<dir>/<name>.json` and its float32 files for the items (each with its gold paragraph). */
 export async function prepareReaderData(
   items: readonly QaItem[],
-  options: { dir: string; name: string; encoder: PretrainedModelName; modelsDir: string; onProgress?: (done: number, total: number) => void },
+  options: {
+    dir: string;
+    name: string;
+    encoder: PretrainedModelName;
+    /** The encoder's inner tensor to take word states from; the last layer when absent. */
+    wordLayer?: string;
+    modelsDir: string;
+    onProgress?: (done: number, total: number) => void;
+  },
 ): Promise<PreparedSplit> {
   await mkdir(options.dir, { recursive: true });
-  const model = await createOnnxEmbedder(await ensurePretrainedModel(options.encoder, options.modelsDir));
+  const settings = await ensurePretrainedModel(options.encoder, options.modelsDir);
+  const model = await createOnnxEmbedder({ ...settings, innerOutputs: options.wordLayer ? [options.wordLayer] : [] });
   const { queryPrefix, passagePrefix } = PRETRAINED_MODELS[options.encoder];
-  const encoder = new WordEncoder(model, { cacheBytes: 1, prefixes: { query: queryPrefix, passage: passagePrefix } });
+  const encoder = new WordEncoder(model, {
+    cacheBytes: 1,
+    prefixes: { query: queryPrefix, passage: passagePrefix },
+    ...(options.wordLayer ? { wordLayer: options.wordLayer } : {}),
+  });
   const file = (suffix: string): FloatFile => new FloatFile(join(options.dir, `${options.name}.${suffix}.f32`));
   const files = { passages: file('passages'), questions: file('questions'), features: file('features'), questionFeatures: file('qfeatures') };
   const passageIndex = new Map<string, number>();
@@ -113,6 +147,7 @@ export async function prepareReaderData(
       index.push({ id: String(n), passage: p, questionWords: questionWords.length, gold: goldSpans(passage, item.answers), answers: item.answers });
       options.onProgress?.(n + 1, items.length);
     }
+    if (options.wordLayer && passageWords.length > 0) await writeEncoderCheck(model, options.wordLayer, passageWords[0]!.words.join(' '), options.dir);
   } finally {
     await Promise.all(Object.values(files).map((f) => f.close()));
     await model.close();
@@ -121,6 +156,8 @@ export async function prepareReaderData(
     join(options.dir, `${options.name}.json`),
     JSON.stringify({
       encoder: options.encoder,
+      encoderPath: settings.modelPath,
+      wordLayer: options.wordLayer ?? null,
       dimension: encoder.dimension,
       wordFeatures: WORD_FEATURES,
       questionFeatures: QUESTION_FEATURES,

@@ -2,11 +2,15 @@
 
 The head reads what `chronoql train-reader` prepared with the product's own code: the encoder's
 word states of each gold paragraph and question, the word features, and the gold answer spans.
+With --joint-layers K the states are those of a middle layer, and the encoder's top K layers
+(copied from its ONNX file and checked against it) are fine-tuned with the head over the
+question's and the passage's words together; they are exported as part of the head.
 It is trained on the `train` split, its epoch is chosen on `tune`, and it is scored on every
 split given (the figures go into reader.json). With --ablation it also trains the variants that
 leave one part out, and prints what each part adds.
 
-Needs PyTorch (Debian: python3-torch, with libopenblas0-pthread for speed) and NumPy.
+Needs PyTorch (Debian: python3-torch, with libopenblas0-pthread for speed), NumPy and the onnx
+package (Debian: python3-onnx).
 """
 import argparse
 import json
@@ -22,6 +26,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from encoder_layers import check_layers, load_layers
 
 MASKED = -1e4
 
@@ -152,6 +158,35 @@ class ReaderHead(nn.Module):
         return start, end
 
 
+class JointReader(nn.Module):
+    """The encoder's top layers, fine-tuned over the question's and the passage's words together
+    (each read alone by the lower layers, so a passage's states stay independent of the question
+    and are cached), then the head. Its inputs and outputs are the head's, so serving runs either."""
+
+    def __init__(self, layers, head):
+        super().__init__()
+        self.layers = layers
+        self.segment = nn.Parameter(torch.zeros(2, head.align.in_features))
+        self.head = head
+
+    @property
+    def packed(self):
+        return self.head.packed
+
+    @packed.setter
+    def packed(self, value):
+        self.head.packed = value
+
+    def forward(self, passage, passage_features, passage_lengths, question, question_lengths, question_features):
+        lq = question.shape[1]
+        mask = torch.cat([torch.arange(lq)[None, :] < question_lengths[:, None],
+                          torch.arange(passage.shape[1])[None, :] < passage_lengths[:, None]], dim=1)
+        x = torch.cat([question + self.segment[0], passage + self.segment[1]], dim=1)
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.head(x[:, lq:], passage_features, passage_lengths, x[:, :lq], question_lengths, question_features)
+
+
 def span_loss(start, end, batch):
     """-log p of the gold starts plus -log p of the gold ends (each summed over the answer's occurrences)."""
     start_log = F.log_softmax(start, dim=-1)
@@ -240,8 +275,17 @@ def train(train_split, tune_split, options, variant, log):
     rng = random.Random(options.seed)
     model = ReaderHead(train_split.dimension, train_split.word_features, train_split.question_features,
                        hidden=options.hidden, layers=options.layers, dropout=options.dropout, **variant)
-    optimizer = torch.optim.Adamax(model.parameters(), lr=options.lr)
     trainable = [item for item in train_split.items if item["gold"]][:options.train_limit or None]
+    steps_total = options.epochs * math.ceil(len(trainable) / options.batch)
+    schedules = []
+    if options.joint_layers > 0:
+        model = JointReader(encoder_top(train_split.meta, options, log), model)
+        # The pretrained layers take small steps (BERT's fine-tuning rate, decaying to zero); the new head its own rate.
+        layers = torch.optim.AdamW(list(model.layers.parameters()) + [model.segment], lr=options.encoder_lr, weight_decay=0.01)
+        schedules.append(torch.optim.lr_scheduler.LambdaLR(layers, lambda step: max(0.0, 1 - step / steps_total)))
+        optimizers = [torch.optim.Adamax(model.head.parameters(), lr=options.lr), layers]
+    else:
+        optimizers = [torch.optim.Adamax(model.parameters(), lr=options.lr)]
     best = (-1.0, None, 0)
     max_words = train_split.meta["maxSpanWords"]
     for epoch in range(1, options.epochs + 1):
@@ -250,10 +294,14 @@ def train(train_split, tune_split, options, variant, log):
         for batch in batches(train_split, trainable, options.batch, True, rng):
             start, end = model(*tensors(train_split, batch))
             loss = span_loss(start, end, batch)
-            optimizer.zero_grad()
+            for optimizer in optimizers:
+                optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), 10.0)
-            optimizer.step()
+            for optimizer in optimizers:
+                optimizer.step()
+            for schedule in schedules:
+                schedule.step()
             total += loss.item()
             steps += 1
         scores = evaluate(model, tune_split, max_words)
@@ -265,6 +313,20 @@ def train(train_split, tune_split, options, variant, log):
     return model, best[2]
 
 
+def encoder_top(meta, options, log):
+    """The encoder's layers above the prepared word layer, checked against the ONNX encoder's own output."""
+    match = re.fullmatch(r"/encoder/layer\.(\d+)/output/LayerNorm/Add_1_output_0", meta.get("wordLayer") or "")
+    if not match:
+        sys.exit(f"--joint-layers {options.joint_layers}: the data was prepared with word states from {meta.get('wordLayer')!r}, not a middle layer")
+    first = int(match.group(1)) + 1
+    layers = load_layers(meta["encoderPath"], first, first + options.joint_layers - 1, options.layer_dropout)
+    cosine, difference = check_layers(layers, f"{options.data}/encoder-check.json")
+    log(f"  layers {first}-{first + options.joint_layers - 1} against the ONNX encoder: lowest cosine {cosine:.4f}, largest difference {difference:.4f}")
+    if cosine < 0.99:
+        sys.exit("the copied layers do not reproduce the ONNX encoder's output")
+    return layers
+
+
 def export(model, split, path):
     model.packed = True
     batch = split.items[:2]
@@ -274,6 +336,29 @@ def export(model, split, path):
             "question": {0: "batch", 1: "question_words"}, "question_lengths": {0: "batch"}, "question_features": {0: "batch"},
             "start_logits": {0: "batch", 1: "words"}, "end_logits": {0: "batch", 1: "words"}}
     torch.onnx.export(model, inputs, path, input_names=names, output_names=["start_logits", "end_logits"], dynamic_axes=axes, opset_version=14)
+    store_weights_as_half(path)
+
+
+def store_weights_as_half(path, at_least=1024):
+    """Halves the file (the fine-tuned layers make it 19 MB in float32): every large weight is stored
+    as float16 and cast back to float32 by a node that onnxruntime folds away when it loads the
+    model, so the head computes in float32 as trained (the read answers are the same)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(path)
+    graph = model.graph
+    casts = []
+    for weight in list(graph.initializer):
+        if weight.data_type != TensorProto.FLOAT or np.prod(weight.dims) < at_least:
+            continue
+        half = numpy_helper.from_array(numpy_helper.to_array(weight).astype(np.float16), weight.name + "_half")
+        graph.initializer.remove(weight)
+        graph.initializer.append(half)
+        casts.append(helper.make_node("Cast", [half.name], [weight.name], to=TensorProto.FLOAT, name=weight.name + "_to_float"))
+    for node in reversed(casts):
+        graph.node.insert(0, node)
+    onnx.save(model, path)
 
 
 def main():
@@ -290,6 +375,9 @@ def main():
     parser.add_argument("--seed", type=int, default=20261124)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--train-limit", type=int, default=0, help="train on the first N questions only (quick comparisons)")
+    parser.add_argument("--joint-layers", type=int, default=0, help="fine-tune this many of the encoder's top layers over question and passage together")
+    parser.add_argument("--encoder-lr", type=float, default=2e-4)
+    parser.add_argument("--layer-dropout", type=float, default=0.1)
     parser.add_argument("--ablation", action="store_true", help="also train without alignment, without word features and without the BiLSTM")
     options = parser.parse_args()
     torch.set_num_threads(options.threads)
@@ -311,8 +399,9 @@ def main():
         if name == "full":
             torch.save(model.state_dict(), f"{options.data}/reader.pt")
             export(model, tune_split, f"{options.out}/reader.onnx")
-            settings = {k: getattr(options, k) for k in ["epochs", "batch", "hidden", "layers", "dropout", "lr", "seed"]}
-            info = {"encoder": train_split.meta["encoder"], "wordFeatures": train_split.meta["wordFeatures"],
+            settings = {k: getattr(options, k) for k in ["epochs", "batch", "hidden", "layers", "dropout", "lr", "seed", "joint_layers", "encoder_lr", "layer_dropout"]}
+            info = {"encoder": train_split.meta["encoder"], **({"wordLayer": train_split.meta["wordLayer"]} if options.joint_layers else {}),
+                    "wordFeatures": train_split.meta["wordFeatures"],
                     "questionFeatures": train_split.meta["questionFeatures"],
                     "provenance": {"trainedOn": f"{len(train_split.items)} questions (train split)",
                                    "chosenOn": f"{len(tune_split.items)} questions (tune split)", "settings": settings,

@@ -30,6 +30,8 @@ const HEAD_BATCH = 32;
 /** What models/reader.json records beside the ONNX head: the encoder it reads and the features it expects. */
 export interface ReaderModelInfo {
   encoder: PretrainedModelName;
+  /** The encoder's inner tensor whose word states the head reads (its own top layers go on from there); the last layer's when absent. */
+  wordLayer?: string;
   wordFeatures: string[];
   questionFeatures: string[];
   provenance?: Record<string, unknown>;
@@ -87,12 +89,17 @@ export class SpanReader {
       ...(options.threads === undefined ? {} : { intraOpNumThreads: options.threads, interOpNumThreads: 1 }),
       extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     };
-    const model = await createOnnxEmbedder({ ...settings, threads: options.threads });
+    const model = await createOnnxEmbedder({ ...settings, threads: options.threads, innerOutputs: info.wordLayer ? [info.wordLayer] : [] });
     try {
       const head = await ort.InferenceSession.create(headPath, sessionOptions);
       const { queryPrefix, passagePrefix } = PRETRAINED_MODELS[info.encoder];
       const admit = options.admit ?? admitAll;
-      const encoder = new WordEncoder(model, { cacheBytes: options.cacheBytes, prefixes: { query: queryPrefix, passage: passagePrefix }, admit });
+      const encoder = new WordEncoder(model, {
+        cacheBytes: options.cacheBytes,
+        prefixes: { query: queryPrefix, passage: passagePrefix },
+        admit,
+        ...(info.wordLayer ? { wordLayer: info.wordLayer } : {}),
+      });
       return new SpanReader(
         encoder,
         head,

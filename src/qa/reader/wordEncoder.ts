@@ -37,13 +37,16 @@ export class WordEncoder {
   passesRun = 0;
   /** Each encoder pass is a unit of CPU work, run when its caller's turn comes. */
   private readonly admit: Admission;
+  /** The inner tensor that gives the words' states (a middle layer's output); the last layer's when null. */
+  private readonly wordLayer: string | null;
 
   constructor(
     private readonly model: OnnxEmbedder,
-    options: { cacheBytes: number; prefixes: Record<TextRole, string>; admit?: Admission },
+    options: { cacheBytes: number; prefixes: Record<TextRole, string>; admit?: Admission; wordLayer?: string },
   ) {
     this.dimension = model.dimension;
     this.admit = options.admit ?? admitAll;
+    this.wordLayer = options.wordLayer ?? null;
     this.passages = new LRUCache({ maxSize: Math.max(1, options.cacheBytes), sizeCalculation: (states) => Math.max(1, states.data.byteLength) });
     const bare = model.tokenizer.encode('').ids;
     this.special = { first: bare.slice(0, 1), last: bare.slice(1) };
@@ -129,14 +132,15 @@ export class WordEncoder {
         end++;
       }
       ids.push(...this.special.last);
-      const { data: states } = await this.admit(() => this.model.tokenStates([ids]));
+      const { data: states, inner } = await this.admit(() => this.model.tokenStates([ids]));
+      const wordStates = this.wordLayer === null ? states : inner[this.wordLayer]!;
       this.passesRun++;
       for (let p = 0; p < ids.length; p++) for (let j = 0; j < d; j++) sentence[j]! += states[p * d + j]!;
       pieces += ids.length;
       spans.forEach(({ from, to }, i) => {
         if (to === from) return; // a word with no pieces (control characters) keeps a zero state
         const row = (start + i) * d;
-        for (let p = from; p < to; p++) for (let j = 0; j < d; j++) data[row + j]! += states[p * d + j]! / (to - from);
+        for (let p = from; p < to; p++) for (let j = 0; j < d; j++) data[row + j]! += wordStates[p * d + j]! / (to - from);
       });
       start = end;
     }
