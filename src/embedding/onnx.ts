@@ -144,6 +144,7 @@ export async function createOnnxEmbedder(config: Omit<OnnxEmbedderConfig, 'kind'
   }
   const batchSize = config.batchSize ?? 1;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new EmbedderConfigError(`onnx embedder: batchSize must be a positive integer, got ${batchSize}`);
+  const innerOutputs = config.innerOutputs ?? [];
   let session: ort.InferenceSession;
   try {
     const options: ort.InferenceSession.SessionOptions = {
@@ -152,7 +153,6 @@ export async function createOnnxEmbedder(config: Omit<OnnxEmbedderConfig, 'kind'
       // Spinning threads would take the cores Neo4j and the other embedder need.
       extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     };
-    const innerOutputs = config.innerOutputs ?? [];
     session =
       innerOutputs.length === 0
         ? await ort.InferenceSession.create(modelPath, options)
@@ -167,7 +167,7 @@ export async function createOnnxEmbedder(config: Omit<OnnxEmbedderConfig, 'kind'
     passagePrefix: config.passagePrefix ?? '',
     maxLength: config.maxLength ?? DEFAULT_MAX_TOKENS,
     batchSize,
-    innerOutputs: config.innerOutputs ?? [],
+    innerOutputs,
     id: config.id?.trim() || undefined,
   };
   // One empty text ([CLS] [SEP]) shows the width of the model's output.
