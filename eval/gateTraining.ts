@@ -56,7 +56,12 @@ export function firstRoundCandidates(ask: AskService): CandidateSource {
     );
 }
 
-/** The readings of each item's period in the text, with the readings' gate's features (none for an item without a period). */
+/**
+ * The readings of each item's period in the text, with the readings' gate's features (none for an
+ * item without a period). The page's passages read beside them are left out: they answer only
+ * where no reading does and are never adopted, so the gate's adoption threshold is calibrated on
+ * what it may adopt.
+ */
 export function periodReadingCandidates(ask: AskService): CandidateSource {
   return async (items) =>
     (
@@ -64,7 +69,11 @@ export function periodReadingCandidates(ask: AskService): CandidateSource {
         items.map((item) => ({ question: item.question, asOf: item.asOf })),
         new Date(),
       )
-    ).map((readings) => readings.map(({ candidate, features }) => ({ answer: candidate.answer, isFact: false, features })));
+    ).map((readings) =>
+      readings
+        .filter(({ candidate }) => candidate.evidence.statedTime !== null)
+        .map(({ candidate, features }) => ({ answer: candidate.answer, isFact: false, features })),
+    );
 }
 
 /** The candidates of every item with their features and labels. */

@@ -120,7 +120,9 @@ export function answerOf(
     // The clock's other answers of the period stay beside the text's: what the snapshots said then.
     const answer = normalizeAnswer(fromText.chosen.answer);
     const others = (byClock?.all ?? []).filter((clock) => normalizeAnswer(clock.text) !== answer);
-    return answerFrom(asked, fromText, others, gates.text, timings, unsaidWords(fromText.plan, read));
+    // A passage read beside the readings states no time in the period: its answer is a guess, never adopted.
+    const undated = fromText.chosen.evidence.statedTime ? null : `no time the words read state fits the asked period`;
+    return answerFrom(asked, fromText, others, gates.text, timings, unsaidWords(fromText.plan, read), [], undated);
   }
   if (byClock === null) {
     const note = fromText

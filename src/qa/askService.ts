@@ -24,7 +24,7 @@ import {
   type Attempt,
   type GatedCandidate,
 } from './attempts.js';
-import { chooseReading, focusedOnClockFact, readPeriods } from './periodReading.js';
+import { besideReadings, chooseReading, focusedOnClockFact, readPeriods } from './periodReading.js';
 import { QuestionPlanner, type InstantPlan } from './planning.js';
 import type { AnsweringPorts, Gate } from './ports.js';
 import { gateReadings, readingFeatures } from './readingGate.js';
@@ -153,7 +153,8 @@ export class AskService {
   private async periodReadings(plans: readonly InstantPlan[], timings: StageTimings): Promise<Attempt[]> {
     if (plans.length === 0) return [];
     const read = await timed(timings, 'retrievalMs', () => readPeriods(plans, this.ports));
-    return this.readAndGate(read, timings);
+    const gated = await this.readAndGate([...read.map(({ readings }) => readings), ...read.map(({ alike }) => alike)], timings);
+    return read.map((_, i) => besideReadings(gated[i]!, gated[read.length + i]!));
   }
 
   /** Each plan's period read in the text, the readings weighed by their own gate where one is trained, and the answer chosen (chooseReading). */

@@ -9,6 +9,7 @@ import { respell, SubjectIndex } from '../../src/qa/subjects.js';
 import { typeMisfit } from '../../src/qa/typeMisfit.js';
 import { readTimeScope } from '../../src/qa/timeScope.js';
 import { nearness } from '../../src/qa/textAnchors.js';
+import { mostAlike } from '../../src/qa/periodReading.js';
 import { documentEvidence } from '../../src/qa/evidence.js';
 import { EvidenceKind } from '../../src/qa/types.js';
 import { contentTerms } from '../../src/text/language.js';
@@ -65,6 +66,16 @@ export function readText(asked: QuestionAnalysis, text: string): void {
   const anchor = { side: 'after' as const, words: question, reading: { text, time, articleId: 'a' }, period: time };
   const reading = documentEvidence({ kind: EvidenceKind.PASSAGE, id: 'r', articleId: 'a', text, validFrom: time.from, validTo: null });
   const keys = nearness(anchor, contentTerms(question), { ...reading, statedTime: { ...time, sentence: text } }, span?.text ?? '');
+  // The text as a passage of a page weighed against the question, beside one that shares its words.
+  const alike = mostAlike(
+    [
+      { id: 'p', text },
+      { id: 'q', text: question },
+    ],
+    contentTerms(question),
+    5,
+  );
+  assert.ok(alike.length <= 2 && alike.every((unit) => unit.id === 'p' || unit.id === 'q'));
   assert.ok(
     keys.every((key) => !Number.isNaN(key)),
     `nearness of "${text}" is not a number`,

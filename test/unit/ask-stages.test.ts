@@ -255,8 +255,8 @@ describe('ask, stage by stage, on fakes', () => {
     });
 
     it('answers a period of years with the reading its gate trusts most, and a day with the best-fitting one', async () => {
-      // A gate that trusts a reading the less its time fits: what it chooses is not what the fit would.
-      const readingGate = fakeGate((f) => 1 - f.fit!, { fact: 0.99, text: 0.99 }, 2, READING_GATE_FEATURES);
+      // A gate that trusts a reading the less its time fits (the page's passage read beside them, stating no time of the period, not at all): what it chooses is not what the fit would.
+      const readingGate = fakeGate((f) => (f.fit! > 0 ? 1 - f.fit! : 0), { fact: 0.99, text: 0.99 }, 2, READING_GATE_FEATURES);
       const years = await ask(
         { question: 'Which team did Gary Mills manage from 2005 to 2007?', asOf: new Date('2022-01-01') },
         { ...fakePorts(CAREER), readingGate },
@@ -376,6 +376,31 @@ describe('ask, stage by stage, on fakes', () => {
       const answer = await asked(CAREER, 'Which team did Gary Mills manage from 1990 to 1995?', '2022-01-01');
       assert.equal(answer.guess, null);
       assert.match(answer.decision.cues[0]!, /nothing the store knew as of 2022-01-01 states a time in the asked period \("from 1990 to 1995"\)/);
+    });
+
+    it("reads the named page's passages most like the question beside the readings, answers from them only where no reading does, and never adopts that", async () => {
+      const prisoner = (escape: string): FakeWorld =>
+        onePageWorld('Diane Downs', [
+          `Diane Downs was convicted of murder in 1984. ${escape}`,
+          'Downs was incarcerated at the Oregon Women Correctional Center in Salem.',
+          'Downs wrote a book about the trial.',
+        ]);
+      // A gate that trusts the passage, which states no time in the period, more than any reading.
+      const readingGate = fakeGate((f) => (f.fit! > 0 ? 0.5 : 0.999), { fact: 0.99, text: 0.99 }, 2, READING_GATE_FEATURES);
+      const askAbout = (world: FakeWorld) =>
+        ask(
+          { question: 'Which prison was Diane Downs incarcerated in from 1986 to 1987?', asOf: new Date('2022-01-01') },
+          { ...fakePorts(world), readingGate },
+        );
+      const unnamed = await askAbout(prisoner('She escaped from the prison in 1987.'));
+      assert.equal(unnamed.guess, 'Oregon Women Correctional Center', 'the reading of 1987 names no prison');
+      assert.equal(unnamed.adopted, false, 'p(reliable) 0.999 is above the threshold, but no time its words state fits the period');
+      assert.match(unnamed.decision.cues[0]!, /not adopted: no time the words read state fits the asked period/);
+      const read = unnamed.rounds.flatMap((round) => round.hits).map((hit) => hit.text);
+      assert.ok(read.includes('She escaped from the prison.'), 'the reading of 1987');
+      assert.ok(!read.some((text) => text.startsWith('Downs wrote')), "a passage sharing no word of the question but the page's name is not read");
+      const named = await askAbout(prisoner('She escaped from Salem Prison in 1987.'));
+      assert.equal(named.guess, 'Salem Prison', 'a reading that answers comes first, whatever the gate says of the passage');
     });
 
     it('prefers the date the text states over the snapshot clock (Barnier, from 5 September 2024), and still answers August with Attal', async () => {
