@@ -10,6 +10,7 @@ import { Classifier } from '../src/native/index.js';
 import type { QaItem } from './qaFile.js';
 import { f1Score } from '../src/qa/answerMetrics.js';
 import type { AskService } from '../src/qa/askService.js';
+import { isReading } from '../src/qa/evidence.js';
 import { DEFAULT_LAMBDA, type AdoptionThresholds, GATE_CLASSES, GATE_FEATURES, type GateClass, type GateModelFile } from '../src/qa/certaintyGate.js';
 import { RetrievalMode } from '../src/qa/types.js';
 
@@ -71,7 +72,7 @@ export function periodReadingCandidates(ask: AskService): CandidateSource {
       )
     ).map((readings) =>
       readings
-        .filter(({ candidate }) => candidate.evidence.statedTime !== null)
+        .filter(({ candidate }) => isReading(candidate.evidence))
         .map(({ candidate, features }) => ({ answer: candidate.answer, isFact: false, features })),
     );
 }

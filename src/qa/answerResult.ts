@@ -5,6 +5,7 @@
  * of, and otherwise becomes an abstention with its best guess and why.
  */
 import { isAdopted, type Attempt, type GatedCandidate } from './attempts.js';
+import { isReading } from './evidence.js';
 import type { AskedQuestion } from './planning.js';
 import type { PlanAnchor } from './textAnchors.js';
 import type { Gate } from './ports.js';
@@ -90,6 +91,8 @@ function textOverrulesClock(
   relation: { anchor: PlanAnchor | null; ordinal: 'first' | 'last' | null },
 ): boolean {
   if (!clock?.answer) return true;
+  // A passage read beside the readings states no time in the period: it answers only where the clock does not.
+  if (!isReading(reading.evidence)) return false;
   if (normalizeAnswer(reading.answer) === normalizeAnswer(clock.answer)) return false;
   // The value beside a named one: the fact's history gives it where a version names that value, and an
   // answer the gate adopts stands; else the text does. The first or last value: a fact gives it (planning
@@ -121,7 +124,7 @@ export function answerOf(
     const answer = normalizeAnswer(fromText.chosen.answer);
     const others = (byClock?.all ?? []).filter((clock) => normalizeAnswer(clock.text) !== answer);
     // A passage read beside the readings states no time in the period: its answer is a guess, never adopted.
-    const undated = fromText.chosen.evidence.statedTime ? null : `no time the words read state fits the asked period`;
+    const undated = isReading(fromText.chosen.evidence) ? null : 'no time the words read state fits the asked period';
     return answerFrom(asked, fromText, others, gates.text, timings, unsaidWords(fromText.plan, read), [], undated);
   }
   if (byClock === null) {

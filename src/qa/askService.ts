@@ -24,7 +24,7 @@ import {
   type Attempt,
   type GatedCandidate,
 } from './attempts.js';
-import { besideReadings, chooseReading, focusedOnClockFact, readPeriods } from './periodReading.js';
+import { withPagePassages, chooseReading, focusedOnClockFact, readPeriods } from './periodReading.js';
 import { QuestionPlanner, type InstantPlan } from './planning.js';
 import type { AnsweringPorts, Gate } from './ports.js';
 import { gateReadings, readingFeatures } from './readingGate.js';
@@ -149,12 +149,12 @@ export class AskService {
     return this.ports.readingGate ?? this.ports.gate;
   }
 
-  /** The readings of each plan's period, read and weighed by the certainty gate. */
+  /** The readings of each plan's period and the page passages read beside them, read and weighed by the certainty gate. */
   private async periodReadings(plans: readonly InstantPlan[], timings: StageTimings): Promise<Attempt[]> {
     if (plans.length === 0) return [];
     const read = await timed(timings, 'retrievalMs', () => readPeriods(plans, this.ports));
     const gated = await this.readAndGate([...read.map(({ readings }) => readings), ...read.map(({ alike }) => alike)], timings);
-    return read.map((_, i) => besideReadings(gated[i]!, gated[read.length + i]!));
+    return read.map((_, i) => withPagePassages(gated[i]!, gated[read.length + i]!));
   }
 
   /** Each plan's period read in the text, the readings weighed by their own gate where one is trained, and the answer chosen (chooseReading). */
@@ -166,7 +166,7 @@ export class AskService {
     );
   }
 
-  /** The readings of every question that asks about a period, with the features the readings' gate learns from. */
+  /** The readings of every question that asks about a period and the page passages read beside them, with the features the readings' gate learns from. */
   async periodReadingCandidates(requests: readonly AskRequest[], defaultAsOf: Date): Promise<Array<Array<{ candidate: GatedCandidate; features: number[] }>>> {
     const asked = await this.planner.plan(requests, defaultAsOf, 'questions');
     const attempts = await this.periodReadings(

@@ -8,6 +8,9 @@ export function documentEvidence(fields: Pick<Evidence, 'kind' | 'id' | 'article
   return { value: null, rowId: null, round: 0, rank: null, denseScore: null, lexicalScore: null, fusedScore: null, statedTime: null, ...fields };
 }
 
+/** Whether evidence is a reading of a period: the words a time fitting it governs, not a passage read beside the readings. */
+export const isReading = (evidence: Evidence): boolean => evidence.statedTime !== null;
+
 export function factEvidence(fact: FactRecord, round: number): Evidence {
   const { id, subject, attribute, value, validFrom, validTo } = fact;
   return documentEvidence({ kind: EvidenceKind.FACT, id, articleId: subject, text: `${subject} · ${attribute}: ${value}`, value, validFrom, validTo, round });

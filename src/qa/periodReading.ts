@@ -11,7 +11,7 @@ import { contentTerms, termCoverage } from '../text/language.js';
 import type { UnitRecord } from '../graph/retrievalRepository.js';
 import { SearchUnit } from '../retrieval/retriever.js';
 import { attemptOf, bestByReliability, blankCandidate, type Attempt, type GatedCandidate } from './attempts.js';
-import { documentEvidence } from './evidence.js';
+import { documentEvidence, isReading } from './evidence.js';
 import { namesValue } from './factLinker.js';
 import type { InstantPlan } from './planning.js';
 import { horizonOf, KNOWN_PASSAGES, pagesSearchFinds } from './pages.js';
@@ -31,7 +31,7 @@ const MIN_READINGS = 10;
  */
 const PAGE_PASSAGES = 5;
 /** Content words of passage texts: a page's passages are weighed for each question about it. */
-const passageTerms = new LRUCache<string, Set<string>>({ max: 10_000 });
+const passageTerms = new LRUCache<string, Set<string>>({ maxSize: 4_000_000, sizeCalculation: (_terms, text) => Math.max(1, text.length) });
 
 /** Candidates whose words fit the period at least this share of the best fit are chosen among by the gate. */
 const NEAR_BEST_FIT = 0.8;
@@ -86,7 +86,7 @@ async function readingsOf(
   const readings = kept.slice(0, Math.max(MIN_READINGS, plan.k)).map((entry, rank) => ({ ...entry.evidence, rank: rank + 1 }));
   // Only beside a reading of the period itself: where no sentence speaks of it, the question is not
   // answered from the text, and the value beside another or the first one is chosen by its time.
-  const alike = readings.length === 0 || byRelation ? [] : mostAlike(known, asked, PAGE_PASSAGES);
+  const alike = readings.length === 0 || byRelation ? [] : mostAlike(latestVersions(known), asked, PAGE_PASSAGES);
   return { readings, alike: alike.map((unit, rank) => unitEvidence(unit, { rank: readings.length + rank + 1 })) };
 }
 
@@ -103,9 +103,17 @@ const unitEvidence = (unit: UnitRecord, fields: Partial<Evidence> = {}): Evidenc
     ...fields,
   });
 
+/** Each text once, in its latest version, latest first: a passage kept by several snapshots is one passage. */
+function latestVersions(units: readonly UnitRecord[]): UnitRecord[] {
+  const latest = new Map<string, UnitRecord>();
+  for (const unit of units) if ((latest.get(unit.text)?.validFrom ?? -Infinity) < unit.validFrom) latest.set(unit.text, unit);
+  return [...latest.values()].sort((a, b) => b.validFrom.getTime() - a.validFrom.getTime());
+}
+
 /**
- * The `n` units sharing most of the question's words, each word weighed by how few of the units
- * hold it: a search inside the named pages.
+ * The `n` units sharing most of the asked words, each word weighed by how few of the units hold
+ * it (log((N + 1) / df): a page's name, in most of its passages, weighs little): a search inside
+ * the named pages. Among equals, the first given.
  */
 export function mostAlike<T extends Pick<UnitRecord, 'text'>>(units: readonly T[], asked: ReadonlySet<string>, n: number): T[] {
   const held = units.map((unit) => {
@@ -113,8 +121,7 @@ export function mostAlike<T extends Pick<UnitRecord, 'text'>>(units: readonly T[
     if (!terms) passageTerms.set(unit.text, (terms = contentTerms(unit.text)));
     return terms;
   });
-  // A word every unit holds weighs nothing: the page's own name.
-  const weight = new Map([...asked].map((term) => [term, Math.log(units.length / Math.max(1, held.filter((terms) => terms.has(term)).length))]));
+  const weight = new Map([...asked].map((term) => [term, Math.log((units.length + 1) / Math.max(1, held.filter((terms) => terms.has(term)).length))]));
   return units
     .map((unit, i) => ({ unit, score: [...asked].reduce((sum, term) => sum + (held[i]!.has(term) ? weight.get(term)! : 0), 0) }))
     .filter((entry) => entry.score > 0)
@@ -155,7 +162,7 @@ function beside(plan: InstantPlan, found: readonly Found[]): Found[] | null {
  * Each plan's readings of its period, as a first round with a blank candidate per reading, and the
  * passages read beside them as an attempt of their own: they are read and weighed apart, so that
  * what the gate sees of a reading (agreement, the reader's lead) is the same with or without them.
- * `besideReadings` joins the two once weighed.
+ * `withPagePassages` joins the two once weighed.
  */
 export async function readPeriods(
   plans: readonly InstantPlan[],
@@ -183,7 +190,7 @@ export async function readPeriods(
 }
 
 /** A plan's readings with the passages read beside them as candidates after theirs. */
-export function besideReadings(readings: Attempt, alike: Attempt): Attempt {
+export function withPagePassages(readings: Attempt, alike: Attempt): Attempt {
   return { ...readings, candidates: [...readings.candidates, ...alike.candidates] };
 }
 
@@ -203,8 +210,8 @@ export function focusedOnClockFact(plan: InstantPlan, clockAttempts: readonly At
 }
 
 /**
- * The candidate of a period's readings to answer with. For an instant, or without the readings'
- * gate: among those fitting nearly as well as the best, the one whose words share most of the
+ * The candidate of a period's readings to answer with, or where none answers, of the passages read
+ * beside them. For an instant, or without the readings' gate: among those fitting nearly as well as the best, the one whose words share most of the
  * question's ("women's singles" over "men's"), then the one the gate trusts most. What held on a
  * day is what the latest claim holding then says ("Barnier has been prime minister since 5
  * September 2024", not Attal's January), and the fit ranks exactly so; the readings' gate, fitted
@@ -220,18 +227,17 @@ export function chooseReading(attempt: Attempt, readingGate: boolean): Attempt {
     return { ...attempt, chosen: firstByKeys(attempt.candidates, (candidate) => key(candidate.evidence)) };
   }
   const instant = period?.from != null && period.to != null && period.to.getTime() - period.from.getTime() <= DAY;
-  if (readingGate && !instant) {
-    // A passage read beside the readings answers only where no reading does: chosen among them, about one
-    // in ten was right on TimeQA's tune half, against two in five of the readings.
-    const readings = attempt.candidates.filter((candidate) => candidate.evidence.statedTime !== null && candidate.answer !== '');
-    return { ...attempt, chosen: bestByReliability(readings.length > 0 ? readings : attempt.candidates) };
-  }
+  // A passage read beside the readings answers only where no reading does: chosen among them by the
+  // gate, about one in ten was right on TimeQA's tune half, against two in five of the readings.
+  const answered = attempt.candidates.filter((candidate) => candidate.answer !== '');
+  const readings = answered.filter((candidate) => isReading(candidate.evidence));
+  const choosable = readings.length > 0 ? readings : answered;
+  if (readingGate && !instant) return { ...attempt, chosen: bestByReliability(choosable) };
   const { query } = attempt.plan;
   const fitOf = (candidate: GatedCandidate): number => readingFit(attempt.plan, candidate);
   const asked = contentTerms(query);
-  const answered = attempt.candidates.filter((candidate) => candidate.answer !== '');
-  const bestFit = Math.max(0, ...answered.map(fitOf));
-  const near = answered
+  const bestFit = Math.max(0, ...choosable.map(fitOf));
+  const near = choosable
     .filter((candidate) => fitOf(candidate) >= NEAR_BEST_FIT * bestFit)
     .map((candidate) => ({ candidate, coverage: termCoverage(asked, candidate.evidence.text) }));
   near.sort((a, b) => b.coverage - a.coverage || (b.candidate.certainty?.reliable ?? 0) - (a.candidate.certainty?.reliable ?? 0));
