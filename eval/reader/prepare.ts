@@ -11,10 +11,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { analyseQuestion } from '../../src/qa/question.js';
 import { MAX_PASSAGE_WORDS, MAX_SPAN_WORDS } from '../../src/qa/reader/spanReader.js';
-import { WordEncoder } from '../../src/qa/reader/wordEncoder.js';
+import { openWordEncoder } from '../../src/qa/reader/wordEncoder.js';
 import { QUESTION_FEATURES, questionFeatures, readerPassage, WORD_FEATURES, wordFeatures, type ReaderPassage } from '../../src/qa/reader/wordFeatures.js';
-import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/embedding/onnx.js';
-import { ensurePretrainedModel, PRETRAINED_MODELS } from '../../src/embedding/pretrained.js';
+import type { OnnxEmbedder } from '../../src/embedding/onnx.js';
+import { ensurePretrainedModel } from '../../src/embedding/pretrained.js';
 import type { PretrainedModelName } from '../../src/embedding/types.js';
 import type { QaItem } from '../qaFile.js';
 import { normalizeAnswer } from '../../src/text/normalize.js';
@@ -107,13 +107,7 @@ export async function prepareReaderData(
 ): Promise<PreparedSplit> {
   await mkdir(options.dir, { recursive: true });
   const settings = await ensurePretrainedModel(options.encoder, options.modelsDir);
-  const model = await createOnnxEmbedder({ ...settings, innerOutputs: options.wordLayer ? [options.wordLayer] : [] });
-  const { queryPrefix, passagePrefix } = PRETRAINED_MODELS[options.encoder];
-  const encoder = new WordEncoder(model, {
-    cacheBytes: 1,
-    prefixes: { query: queryPrefix, passage: passagePrefix },
-    ...(options.wordLayer ? { wordLayer: options.wordLayer } : {}),
-  });
+  const { model, encoder } = await openWordEncoder(options.encoder, settings, { cacheBytes: 1, wordLayer: options.wordLayer });
   const file = (suffix: string): FloatFile => new FloatFile(join(options.dir, `${options.name}.${suffix}.f32`));
   const files = { passages: file('passages'), questions: file('questions'), features: file('features'), questionFeatures: file('qfeatures') };
   const passageIndex = new Map<string, number>();

@@ -211,13 +211,14 @@ export function focusedOnClockFact(plan: InstantPlan, clockAttempts: readonly At
 
 /**
  * The candidate of a period's readings to answer with, or where none answers, of the passages read
- * beside them. For an instant, or without the readings' gate: among those fitting nearly as well as the best, the one whose words share most of the
- * question's ("women's singles" over "men's"), then the one the gate trusts most. What held on a
- * day is what the latest claim holding then says ("Barnier has been prime minister since 5
- * September 2024", not Attal's January), and the fit ranks exactly so; the readings' gate, fitted
- * on periods of years, does not weigh a fit of one day in hundreds. For a longer period, the reading
- * that gate trusts most: it weighs the fit with the reader's scores and the words read, and on
- * TimeQA's tune half chose better than the fit first (README, "Time in questions").
+ * beside them. For an instant, or without the readings' gate: among those fitting nearly as well as
+ * the best, the one whose words share most of the question's ("women's singles" over "men's"), then
+ * the one the gate trusts most. What held on a day is what the latest claim holding then says
+ * ("Barnier has been prime minister since 5 September 2024", not Attal's January), and the fit ranks
+ * exactly so; the readings' gate, fitted on periods of years, does not weigh a fit of one day in
+ * hundreds. For a longer period, the reading that gate trusts most: it weighs the fit with the
+ * reader's scores and the words read, and on TimeQA's tune half chose better than the fit first
+ * (README, "Time in questions").
  */
 export function chooseReading(attempt: Attempt, readingGate: boolean): Attempt {
   const { period, anchor } = attempt.plan;

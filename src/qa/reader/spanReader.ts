@@ -9,13 +9,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ort from 'onnxruntime-node';
-import { createOnnxEmbedder } from '../../embedding/onnx.js';
-import { ensurePretrainedModel, PRETRAINED_MODELS } from '../../embedding/pretrained.js';
+import { ensurePretrainedModel } from '../../embedding/pretrained.js';
 import type { PretrainedModelName } from '../../embedding/types.js';
 import { admitAll, type Admission } from '../../platform/fairShares.js';
 import { nameRuns, spanText, type Token } from '../../text/annotation.js';
 import type { QuestionAnalysis } from '../question.js';
-import { WordEncoder, type WordStates } from './wordEncoder.js';
+import { openWordEncoder, type WordEncoder, type WordStates } from './wordEncoder.js';
 import { QUESTION_FEATURES, questionFeatures, readerPassage, WORD_FEATURES, wordFeatures, type ReaderPassage } from './wordFeatures.js';
 
 /** The encoder whose word states the reader is trained on. */
@@ -89,17 +88,15 @@ export class SpanReader {
       ...(options.threads === undefined ? {} : { intraOpNumThreads: options.threads, interOpNumThreads: 1 }),
       extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     };
-    const model = await createOnnxEmbedder({ ...settings, threads: options.threads, innerOutputs: info.wordLayer ? [info.wordLayer] : [] });
+    const admit = options.admit ?? admitAll;
+    const { model, encoder } = await openWordEncoder(info.encoder, settings, {
+      cacheBytes: options.cacheBytes,
+      threads: options.threads,
+      admit,
+      wordLayer: info.wordLayer,
+    });
     try {
       const head = await ort.InferenceSession.create(headPath, sessionOptions);
-      const { queryPrefix, passagePrefix } = PRETRAINED_MODELS[info.encoder];
-      const admit = options.admit ?? admitAll;
-      const encoder = new WordEncoder(model, {
-        cacheBytes: options.cacheBytes,
-        prefixes: { query: queryPrefix, passage: passagePrefix },
-        admit,
-        ...(info.wordLayer ? { wordLayer: info.wordLayer } : {}),
-      });
       return new SpanReader(
         encoder,
         head,

@@ -6,8 +6,9 @@
  * back for many questions, and the encoder pass is the reader's main cost.
  */
 import { LRUCache } from 'lru-cache';
-import type { OnnxEmbedder } from '../../embedding/onnx.js';
-import type { TextRole } from '../../embedding/types.js';
+import { createOnnxEmbedder, type OnnxEmbedder } from '../../embedding/onnx.js';
+import { PRETRAINED_MODELS } from '../../embedding/pretrained.js';
+import type { OnnxEmbedderConfig, PretrainedModelName, TextRole } from '../../embedding/types.js';
 import { normalizeRows } from '../../embedding/vectors.js';
 import { admitAll, type Admission } from '../../platform/fairShares.js';
 
@@ -23,6 +24,22 @@ export interface WordStates {
    * encoder embeds a text (exact for a text that fits one window).
    */
   sentence: Float32Array;
+}
+
+/**
+ * A pretrained encoder's ONNX model and a WordEncoder over it, the words' states taken from
+ * `wordLayer` (an inner tensor of the model; its last layer's when absent): the reader and the
+ * preparation of its training data open the encoder alike. The caller closes the model.
+ */
+export async function openWordEncoder(
+  name: PretrainedModelName,
+  settings: Omit<OnnxEmbedderConfig, 'kind'>,
+  options: { cacheBytes: number; threads?: number; admit?: Admission; wordLayer?: string },
+): Promise<{ model: OnnxEmbedder; encoder: WordEncoder }> {
+  const { wordLayer, cacheBytes, threads, admit } = options;
+  const model = await createOnnxEmbedder({ ...settings, threads, innerOutputs: wordLayer ? [wordLayer] : [] });
+  const { queryPrefix, passagePrefix } = PRETRAINED_MODELS[name];
+  return { model, encoder: new WordEncoder(model, { cacheBytes, prefixes: { query: queryPrefix, passage: passagePrefix }, admit, wordLayer }) };
 }
 
 export class WordEncoder {
