@@ -1,8 +1,13 @@
 /**
  * `ask` latency per retrieval mode (single requests over HTTP) and `batchAsk` throughput, with
  * the share of time per pipeline stage, on the demo corpus or on a synthetic corpus of
- * recombined demo sentences. Questions: the demo corpus's generated fact questions, at their dates.
+ * recombined demo sentences. Questions: the demo corpus's generated fact questions, at their dates;
+ * and, timed apart, the plain demo questions that name a time ("in 2024", "from 2005 to 2007"),
+ * whose period is read in the text (issue 31): the generated ones name none.
  */
+import { join } from 'node:path';
+import { readQaFile } from '../eval/qaFile.js';
+import { projectRoot } from '../src/platform/paths.js';
 import { generateQuestions } from '../src/benchmarks/questionGeneration.js';
 import { AnsweringRepository } from '../src/graph/answeringRepository.js';
 import { countNodes } from '../src/graph/maintenance.js';
@@ -23,12 +28,28 @@ const BATCH_SIZE = 64;
 const MODES = [RetrievalMode.NEVER, RetrievalMode.ALWAYS, RetrievalMode.GATED, RetrievalMode.RILM, RetrievalMode.ADAPTIVE];
 const STAGES = ['decisionMs', 'retrievalMs', 'generationMs', 'gateMs', 'reRetrievalMs'] as const;
 
-const ASK = `query Ask($q: String!, $asOf: DateTime, $mode: RetrievalMode!) { ask(question: $q, asOf: $asOf, retrieval: $mode) { text timings { ${STAGES.join(' ')} totalMs } } }`;
+const ASK = `query Ask($q: String!, $asOf: DateTime, $mode: RetrievalMode!) { ask(question: $q, asOf: $asOf, retrieval: $mode) { text timeScope { kind } timings { ${STAGES.join(' ')} totalMs } } }`;
 const BATCH = `query Batch($qs: [AskInput!]!) { batchAsk(questions: $qs) { text timings { ${STAGES.join(' ')} totalMs } } }`;
 
 interface Question {
   question: string;
   asOf: string;
+}
+
+/**
+ * The plain demo questions (data/eval, written as people ask) whose answer reads a time they name,
+ * each at its own asOf: the questions whose period is read in the text.
+ */
+async function questionsNamingATime(post: (query: string, variables: Record<string, unknown>) => Promise<{ data: any }>): Promise<Question[]> {
+  const items = await readQaFile(join(projectRoot(), 'data', 'eval', 'plain-questions-tune.jsonl'));
+  const asked = items.map((item) => ({ question: item.question, asOf: (item.asOf ?? new Date()).toISOString() }));
+  const named: Question[] = [];
+  for (const question of asked) {
+    const { data } = await post(ASK, { q: question.question, asOf: question.asOf, mode: RetrievalMode.GATED });
+    const kind = data.ask.timeScope?.kind;
+    if (kind && kind !== 'CURRENT') named.push(question);
+  }
+  return named;
 }
 
 function shares(timings: StageTimings[]): Record<string, number> {
@@ -87,25 +108,29 @@ export async function runAskBenchmark(options: { corpus: 'demo' | 'synthetic'; p
       totalMsPerQuestion: Number((cold.totalMs / cold.questions).toFixed(2)),
       encoderPassesPerQuestion: Number(((reader.cost.encoderPasses - cold.encoderPasses) / cold.questions).toFixed(2)),
     };
-    const single: Record<string, unknown> = {};
-    for (const mode of MODES) {
+    const timed = async (asked: (i: number) => Question, mode: RetrievalMode): Promise<Record<string, unknown>> => {
       // Steady state: every passage the timed requests read, in either round, has been read once (a first read is the cold cost above).
-      for (let i = 0; i < options.requests; i++) await post(ASK, { q: pick(i).question, asOf: pick(i).asOf, mode });
+      for (let i = 0; i < options.requests; i++) await post(ASK, { q: asked(i).question, asOf: asked(i).asOf, mode });
       const latencies: number[] = [];
       const stageTimings: StageTimings[] = [];
       for (let i = 0; i < options.requests; i++) {
-        const { data, ms } = await post(ASK, { q: pick(i).question, asOf: pick(i).asOf, mode });
+        const { data, ms } = await post(ASK, { q: asked(i).question, asOf: asked(i).asOf, mode });
         latencies.push(ms);
         stageTimings.push(data.ask.timings);
       }
       latencies.sort((a, b) => a - b);
-      single[mode] = {
+      return {
         p50Ms: Number(percentile(latencies, 50).toFixed(2)),
         p99Ms: Number(percentile(latencies, 99).toFixed(2)),
         meanMs: Number((latencies.reduce((a, b) => a + b, 0) / latencies.length).toFixed(2)),
         stageShare: shares(stageTimings),
       };
-    }
+    };
+    const single: Record<string, unknown> = {};
+    for (const mode of MODES) single[mode] = await timed(pick, mode);
+    const timeNamed = await questionsNamingATime(post);
+    const namingATime: Record<string, unknown> = {};
+    for (const mode of MODES) namingATime[mode] = await timed((i) => timeNamed[i % timeNamed.length]!, mode);
     const batched: Record<string, unknown> = {};
     for (const mode of [RetrievalMode.ALWAYS, RetrievalMode.RILM, RetrievalMode.ADAPTIVE]) {
       const stageTimings: StageTimings[] = [];
@@ -130,6 +155,7 @@ export async function runAskBenchmark(options: { corpus: 'demo' | 'synthetic'; p
       requestsPerMode: options.requests,
       readerCold,
       single,
+      namingATime: { questions: timeNamed.length, ...namingATime },
       batched,
     };
     await writeResult(`ask-${options.corpus}`, result);
