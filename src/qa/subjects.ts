@@ -96,7 +96,7 @@ function oneTypoApart(a: string, b: string): boolean {
 const MIN_TYPO_WORD = 5;
 
 /** A misspelling of `word`, not a short form of it ("Mar" is March, not a typo of "Mary"). */
-function isTypoOf(written: string, word: string): boolean {
+export function isTypoOf(written: string, word: string): boolean {
   return written.length >= MIN_TYPO_WORD && !word.startsWith(written) && !written.startsWith(word) && oneTypoApart(written, word);
 }
 

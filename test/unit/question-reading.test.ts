@@ -100,7 +100,7 @@ describe('answer metrics and question reading', () => {
     );
   });
 
-  it('tells the role an acronym names from another of its shape: the CFO is not the CEO', () => {
+  it('tells the role an acronym names from another of its shape, and a role from another of its head: the CFO is not the CEO', () => {
     const cases: Array<[string, string, string, string]> = [
       ["Who is Boeing's chief financial officer?", 'CEO', 'Boeing', 'contradicts'],
       ["Who is Boeing's CFO?", 'CEO', 'Boeing', 'contradicts'],
@@ -110,6 +110,17 @@ describe('answer metrics and question reading', () => {
       ["Who was Starbucks' chief executive in mid-2024?", 'CEO', 'Starbucks', 'silent'],
       ['Who is the current chief of Boeing operations?', 'CEO', 'Boeing', 'silent'],
       ['Who is the FIFA president?', 'President', 'FIFA', 'silent'],
+      ["Who is Germany's foreign minister?", 'Finance Minister', 'Germany', 'contradicts'],
+      ["Who is Germany's finance minister?", 'Finance Minister', 'Germany', 'names'],
+      ['Who is the new minister of finance?', 'Finance Minister', 'Germany', 'silent'],
+      ["Who is Liverpool's current head coach?", 'Head coach', 'Liverpool F.C.', 'names'],
+      ["Who is Liverpool's assistant coach?", 'Head coach', 'Liverpool F.C.', 'contradicts'],
+      ['Who is the Germany minister?', 'Finance Minister', 'Germany', 'silent'],
+      ['What rate has the Bank of England set?', 'Bank rate', 'Bank of England', 'silent'],
+      ["Who is speaker of Taiwan's legislature?", 'Legislative speaker', 'Taiwan', 'silent'],
+      ['Which outbreak is a global helath emergency?', 'Public health emergency', 'WHO', 'names'],
+      ['Which outbreak is a global health emergency?', 'Current emergency', 'WHO', 'silent'],
+      ["Who is Bayern's coach?", 'Head coach', 'FC Bayern Munich', 'silent'],
     ];
     for (const [question, attribute, title, expected] of cases) assert.equal(roleAgreement(question, attribute, title), expected, question);
   });
