@@ -108,6 +108,10 @@ export function addEvaluationCommands(program: Command): void {
     )
     .option('--skip-prepare', 'reuse the data already in --work')
     .option('--joint-layers <n>', "the encoder's top layers the head fine-tunes over question and passage together (0: none)", (v) => Number.parseInt(v, 10), 0)
+    .option(
+      '--start-encoder <onnx>',
+      'with --joint-layers, the ONNX file of the same encoder whose top layers the fine-tune starts from (e.g. the full-precision e5-small-v2.onnx; default: the served int8 one)',
+    )
     .option('--ablation', 'also train the variants that leave one part out')
     .action(
       async (given: {
@@ -119,6 +123,7 @@ export function addEvaluationCommands(program: Command): void {
         timeqa?: string;
         skipPrepare?: boolean;
         jointLayers: number;
+        startEncoder?: string;
         ablation?: boolean;
       }) => {
         const options = { ...given, work: given.work ?? join(cliConfig().dataDir, 'reader-training') };
@@ -137,7 +142,15 @@ export function addEvaluationCommands(program: Command): void {
           const splits = { train, tune: splitByArticle(dev, 'tune'), 'held-out': splitByArticle(dev, 'held-out') };
           for (const [name, items] of Object.entries(splits)) {
             const prepared = await withProgress(`${name} questions`, (update) =>
-              prepareReaderData(items, { dir: options.work, name, encoder: READER_ENCODER, wordLayer, modelsDir: cliConfig().modelsDir, onProgress: update }),
+              prepareReaderData(items, {
+                dir: options.work,
+                name,
+                encoder: READER_ENCODER,
+                wordLayer,
+                encoderCheck: name === 'train',
+                modelsDir: cliConfig().modelsDir,
+                onProgress: update,
+              }),
             );
             process.stdout.write(
               `${name}: ${prepared.questions} questions over ${prepared.passages} paragraphs, ${prepared.withGold} with the answer found as words\n`,
@@ -149,6 +162,7 @@ export function addEvaluationCommands(program: Command): void {
         const args = [
           script,
           ...['--data', options.work, '--out', options.out, '--report', 'held-out', '--joint-layers', String(options.jointLayers)],
+          ...(options.startEncoder ? ['--start-encoder', options.startEncoder] : []),
           ...(options.ablation ? ['--ablation'] : []),
         ];
         const code = await new Promise<number | null>((resolve, reject) =>

@@ -101,6 +101,8 @@ export async function prepareReaderData(
     encoder: PretrainedModelName;
     /** The encoder's inner tensor to take word states from; the last layer when absent. */
     wordLayer?: string;
+    /** With a word layer, also write encoder-check.json from this split's first passage (one split is enough). */
+    encoderCheck?: boolean;
     modelsDir: string;
     onProgress?: (done: number, total: number) => void;
   },
@@ -141,7 +143,8 @@ export async function prepareReaderData(
       index.push({ id: String(n), passage: p, questionWords: questionWords.length, gold: goldSpans(passage, item.answers), answers: item.answers });
       options.onProgress?.(n + 1, items.length);
     }
-    if (options.wordLayer && passageWords.length > 0) await writeEncoderCheck(model, options.wordLayer, passageWords[0]!.words.join(' '), options.dir);
+    if (options.encoderCheck && options.wordLayer && passageWords.length > 0)
+      await writeEncoderCheck(model, options.wordLayer, passageWords[0]!.words.join(' '), options.dir);
   } finally {
     await Promise.all(Object.values(files).map((f) => f.close()));
     await model.close();

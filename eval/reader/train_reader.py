@@ -319,7 +319,9 @@ def encoder_top(meta, options, log):
     if not match:
         sys.exit(f"--joint-layers {options.joint_layers}: the data was prepared with word states from {meta.get('wordLayer')!r}, not a middle layer")
     first = int(match.group(1)) + 1
-    layers = load_layers(meta["encoderPath"], first, first + options.joint_layers - 1, options.layer_dropout)
+    # The lower layers' states come from the served (int8) encoder either way; the copies start from
+    # its weights, or from another file of the same encoder (the full-precision one).
+    layers = load_layers(options.start_encoder or meta["encoderPath"], first, first + options.joint_layers - 1, options.layer_dropout)
     cosine, difference = check_layers(layers, f"{options.data}/encoder-check.json")
     log(f"  layers {first}-{first + options.joint_layers - 1} against the ONNX encoder: lowest cosine {cosine:.4f}, largest difference {difference:.4f}")
     if cosine < 0.99:
@@ -376,6 +378,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--train-limit", type=int, default=0, help="train on the first N questions only (quick comparisons)")
     parser.add_argument("--joint-layers", type=int, default=0, help="fine-tune this many of the encoder's top layers over question and passage together")
+    parser.add_argument("--start-encoder", help="the ONNX encoder file whose top layers the fine-tune starts from (default: the one the data was prepared with)")
     parser.add_argument("--encoder-lr", type=float, default=2e-4)
     parser.add_argument("--layer-dropout", type=float, default=0.1)
     parser.add_argument("--ablation", action="store_true", help="also train without alignment, without word features and without the BiLSTM")
@@ -399,7 +402,7 @@ def main():
         if name == "full":
             torch.save(model.state_dict(), f"{options.data}/reader.pt")
             export(model, tune_split, f"{options.out}/reader.onnx")
-            settings = {k: getattr(options, k) for k in ["epochs", "batch", "hidden", "layers", "dropout", "lr", "seed", "joint_layers", "encoder_lr", "layer_dropout"]}
+            settings = {k: getattr(options, k) for k in ["epochs", "batch", "hidden", "layers", "dropout", "lr", "seed", "joint_layers", "start_encoder", "encoder_lr", "layer_dropout"]}
             info = {"encoder": train_split.meta["encoder"], **({"wordLayer": train_split.meta["wordLayer"]} if options.joint_layers else {}),
                     "wordFeatures": train_split.meta["wordFeatures"],
                     "questionFeatures": train_split.meta["questionFeatures"],
