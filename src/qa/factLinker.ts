@@ -47,8 +47,9 @@ export class FactLinker {
 
   /**
    * The best (article, attribute) among the candidates' facts (each valid at the asked time), or
-   * null when none reaches FACT_LINKING.minScore, or when the question names by acronym a role
-   * that the nearest attribute is not and no attribute is (the CFO of a subject with only a CEO).
+   * null when none reaches FACT_LINKING.minScore, or when the question names a role that the
+   * nearest attribute is not and no attribute is (roleAcronyms.ts: the CFO of a subject with only
+   * a CEO, the foreign minister of one with only a finance minister).
    */
   async match(
     question: { text: string; vector: Float32Array; terms: ReadonlySet<string> },

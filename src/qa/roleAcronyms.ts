@@ -40,6 +40,7 @@ const sameShape = (a: string, b: string): boolean => a.length === b.length && a[
  * Whether the question names the attribute's role by acronym or spelled out ("names"), names
  * another role of the same shape instead ("contradicts": CFO, or "chief financial officer", for
  * CEO), or says nothing either way. Acronyms in the subject's title ("FIFA") name the subject.
+ * Where acronyms say nothing, the word before the role's head decides (modifierAgreement).
  */
 export function roleAgreement(question: string, attribute: string, title: string): RoleAgreement {
   const byAcronym = acronymAgreement(question, attribute, title);
@@ -63,17 +64,22 @@ function acronymAgreement(question: string, attribute: string, title: string): R
 
 /**
  * Words before a role's head that say when or how it is held, not which role it is ("the new
- * manager", "the acting president"), and the possessive's "s" ("Bayern's coach").
+ * manager", "the reigning champion"), and the possessive's "s" ("Bayern's coach").
  */
 const NOT_A_ROLE = new Set(
-  's current new former present acting interim next last first previous incumbent outgoing incoming sitting latest then future late'.split(' '),
+  's current new former present acting interim caretaker next last first previous incumbent outgoing incoming sitting reigning defending latest then future late ex newly'.split(
+    ' ',
+  ),
 );
 
 /**
  * For an attribute of two or three words with no filler ("Finance Minister", "Head coach"): where
- * the question says its last word, whether the word before it is one of the attribute's ("names"),
- * another ("contradicts": "foreign minister"), or says nothing (a stop word, the title, "new"). A
- * misspelt one ("global helath emergency") is the attribute's.
+ * the question says its last word, whether it names that role ("names": "finance minister",
+ * "minister of finance"), another of the same head ("contradicts": "foreign minister", "assistant
+ * coach"), or says nothing (no word before the head but a stop word, the title or its demonym, or
+ * a word of how the role is held). Words one typo off count as written ("global helath emergency").
+ * Two words before the head that disagree ("deputy prime minister" for Prime minister, "funds
+ * target rate" for Federal funds rate) say nothing either: a longer role may or may not be this one.
  */
 function modifierAgreement(question: string, attribute: string, title: string): RoleAgreement {
   const role = wordsOf(attribute).map((word) => word.toLowerCase());
@@ -81,14 +87,26 @@ function modifierAgreement(question: string, attribute: string, title: string): 
   const head = role.at(-1)!;
   // "Current emergency" names no kind of emergency: any will do.
   if (role.slice(0, -1).every((word) => NOT_A_ROLE.has(word))) return 'silent';
-  const titleWords = new Set(wordsOf(title).map((word) => word.toLowerCase()));
+  const titleWords = wordsOf(title).map((word) => word.toLowerCase());
   const words = wordsOf(question).map((word) => word.toLowerCase());
+  const near = (word: string, own: string): boolean => word === own || isTypoOf(word, own);
+  const inRole = (word: string | undefined): boolean => word !== undefined && role.some((own) => near(word, own));
+  // A word that says nothing of which role: a stop word, the subject's title or its demonym ("German"), how the role is held.
+  const saysNothing = (word: string): boolean =>
+    [...NOT_A_ROLE].some((held) => near(word, held)) ||
+    titleWords.some((part) => part === word || (word.length >= 5 && part.length >= 5 && (part.startsWith(word) || word.startsWith(part)))) ||
+    contentTerms(word).size === 0;
   let agreement: RoleAgreement = 'silent';
   for (const [at, word] of words.entries()) {
-    const before = words[at - 1];
-    if (word !== head || before === undefined || NOT_A_ROLE.has(before) || titleWords.has(before) || contentTerms(before).size === 0) continue;
-    if (role.some((own) => own === before || isTypoOf(before, own))) return 'names';
-    agreement = 'contradicts';
+    if (word !== head) continue;
+    const [before, twoBack] = [words[at - 1], words[at - 2]];
+    const after = FILLER.has(words[at + 1] ?? '') ? words.slice(at + 2, at + 4) : [];
+    if (after.some((next) => inRole(next))) return 'names';
+    if (before === undefined || saysNothing(before)) continue;
+    const modified = twoBack !== undefined && !saysNothing(twoBack);
+    if (inRole(before)) {
+      if (!modified || inRole(twoBack)) return 'names';
+    } else if (!(modified && inRole(twoBack))) agreement = 'contradicts';
   }
   return agreement;
 }
