@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { readQaFile } from '../eval/qaFile.js';
 import { projectRoot } from '../src/platform/paths.js';
+import { readTimeScope, TimeScopeKind } from '../src/qa/timeScope.js';
 import { generateQuestions } from '../src/benchmarks/questionGeneration.js';
 import { AnsweringRepository } from '../src/graph/answeringRepository.js';
 import { countNodes } from '../src/graph/maintenance.js';
@@ -28,7 +29,7 @@ const BATCH_SIZE = 64;
 const MODES = [RetrievalMode.NEVER, RetrievalMode.ALWAYS, RetrievalMode.GATED, RetrievalMode.RILM, RetrievalMode.ADAPTIVE];
 const STAGES = ['decisionMs', 'retrievalMs', 'generationMs', 'gateMs', 'reRetrievalMs'] as const;
 
-const ASK = `query Ask($q: String!, $asOf: DateTime, $mode: RetrievalMode!) { ask(question: $q, asOf: $asOf, retrieval: $mode) { text timeScope { kind } timings { ${STAGES.join(' ')} totalMs } } }`;
+const ASK = `query Ask($q: String!, $asOf: DateTime, $mode: RetrievalMode!) { ask(question: $q, asOf: $asOf, retrieval: $mode) { text timings { ${STAGES.join(' ')} totalMs } } }`;
 const BATCH = `query Batch($qs: [AskInput!]!) { batchAsk(questions: $qs) { text timings { ${STAGES.join(' ')} totalMs } } }`;
 
 interface Question {
@@ -36,19 +37,17 @@ interface Question {
   asOf: string;
 }
 
-/**
- * The plain demo questions (data/eval, written as people ask) whose answer reads a time they name,
- * each at its own asOf: the questions whose period is read in the text.
- */
-async function questionsNamingATime(post: (query: string, variables: Record<string, unknown>) => Promise<{ data: any }>): Promise<Question[]> {
+/** Time scopes that name a time of the world, read in the text; not "currently", nor the value before or after another. */
+const NAMED_TIME = new Set([TimeScopeKind.AT, TimeScopeKind.DURING, TimeScopeKind.BEFORE, TimeScopeKind.AFTER, TimeScopeKind.SINCE]);
+
+/** The plain demo questions (data/eval, written as people ask) that name a time, each at its own asOf. */
+async function questionsNamingATime(): Promise<Question[]> {
   const items = await readQaFile(join(projectRoot(), 'data', 'eval', 'plain-questions-tune.jsonl'));
-  const asked = items.map((item) => ({ question: item.question, asOf: (item.asOf ?? new Date()).toISOString() }));
-  const named: Question[] = [];
-  for (const question of asked) {
-    const { data } = await post(ASK, { q: question.question, asOf: question.asOf, mode: RetrievalMode.GATED });
-    const kind = data.ask.timeScope?.kind;
-    if (kind && kind !== 'CURRENT') named.push(question);
-  }
+  const named = items
+    .map((item) => ({ question: item.question, asOf: item.asOf ?? new Date() }))
+    .filter(({ question, asOf }) => NAMED_TIME.has(readTimeScope(question, asOf)?.kind as TimeScopeKind))
+    .map(({ question, asOf }) => ({ question, asOf: asOf.toISOString() }));
+  if (named.length === 0) throw new Error('data/eval/plain-questions-tune.jsonl holds no question that names a time');
   return named;
 }
 
@@ -128,7 +127,7 @@ export async function runAskBenchmark(options: { corpus: 'demo' | 'synthetic'; p
     };
     const single: Record<string, unknown> = {};
     for (const mode of MODES) single[mode] = await timed(pick, mode);
-    const timeNamed = await questionsNamingATime(post);
+    const timeNamed = await questionsNamingATime();
     const namingATime: Record<string, unknown> = {};
     for (const mode of MODES) namingATime[mode] = await timed((i) => timeNamed[i % timeNamed.length]!, mode);
     const batched: Record<string, unknown> = {};

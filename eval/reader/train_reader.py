@@ -15,6 +15,7 @@ package (Debian: python3-onnx).
 import argparse
 import json
 import math
+import os
 import random
 import re
 import sys
@@ -383,6 +384,8 @@ def main():
     parser.add_argument("--layer-dropout", type=float, default=0.1)
     parser.add_argument("--ablation", action="store_true", help="also train without alignment, without word features and without the BiLSTM")
     options = parser.parse_args()
+    if options.start_encoder and options.joint_layers == 0:
+        parser.error("--start-encoder needs --joint-layers: without them no encoder layer is fine-tuned")
     torch.set_num_threads(options.threads)
     log = lambda message: print(message, file=sys.stderr, flush=True)
     train_split, tune_split = Split(options.data, "train"), Split(options.data, "tune")
@@ -402,7 +405,9 @@ def main():
         if name == "full":
             torch.save(model.state_dict(), f"{options.data}/reader.pt")
             export(model, tune_split, f"{options.out}/reader.onnx")
-            settings = {k: getattr(options, k) for k in ["epochs", "batch", "hidden", "layers", "dropout", "lr", "seed", "joint_layers", "start_encoder", "encoder_lr", "layer_dropout"]}
+            settings = {k: getattr(options, k) for k in ["epochs", "batch", "hidden", "layers", "dropout", "lr", "seed", "joint_layers", "encoder_lr", "layer_dropout"]}
+            if options.start_encoder:
+                settings["start_encoder"] = os.path.basename(options.start_encoder)
             info = {"encoder": train_split.meta["encoder"], **({"wordLayer": train_split.meta["wordLayer"]} if options.joint_layers else {}),
                     "wordFeatures": train_split.meta["wordFeatures"],
                     "questionFeatures": train_split.meta["questionFeatures"],
