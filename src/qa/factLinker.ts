@@ -63,7 +63,7 @@ export class FactLinker {
       const attribute = contentTerms(pair.fact.attribute);
       const wordOverlap = attribute.size === 0 ? 0 : [...attribute].filter((term) => question.terms.has(term)).length / attribute.size;
       const score = similarity + FACT_LINKING.wordOverlapWeight * wordOverlap + FACT_LINKING.coverageWeight * (pair.subject.coverage - 1);
-      return { ...pair, similarity, wordOverlap, score, agreement: roleAgreement(question.text, pair.fact.attribute, pair.subject.title) };
+      return { ...pair, similarity, wordOverlap, score, agreement: roleAgreement(question.text, pair.fact.attribute, pair.subject) };
     });
     scored.sort((a, b) => b.score - a.score);
     let kept = scored.filter((pair) => pair.agreement !== 'contradicts');

@@ -10,7 +10,7 @@
  */
 
 import { contentTerms } from '../text/language.js';
-import { isTypoOf } from './subjects.js';
+import { isTypoOf, type LinkedSubject } from './subjects.js';
 
 /** How an attribute stands to the role a question names. */
 export type RoleAgreement = 'names' | 'contradicts' | 'silent';
@@ -42,9 +42,9 @@ const sameShape = (a: string, b: string): boolean => a.length === b.length && a[
  * CEO), or says nothing either way. Acronyms in the subject's title ("FIFA") name the subject.
  * Where acronyms say nothing, the word before the role's head decides (modifierAgreement).
  */
-export function roleAgreement(question: string, attribute: string, title: string): RoleAgreement {
-  const byAcronym = acronymAgreement(question, attribute, title);
-  return byAcronym === 'silent' ? modifierAgreement(question, attribute, title) : byAcronym;
+export function roleAgreement(question: string, attribute: string, subject: Pick<LinkedSubject, 'title' | 'words'>): RoleAgreement {
+  const byAcronym = acronymAgreement(question, attribute, subject.title);
+  return byAcronym === 'silent' ? modifierAgreement(question, attribute, subject) : byAcronym;
 }
 
 function acronymAgreement(question: string, attribute: string, title: string): RoleAgreement {
@@ -76,26 +76,25 @@ const NOT_A_ROLE = new Set(
  * For an attribute of two or three words with no filler ("Finance Minister", "Head coach"): where
  * the question says its last word, whether it names that role ("names": "finance minister",
  * "minister of finance"), another of the same head ("contradicts": "foreign minister", "assistant
- * coach"), or says nothing (no word before the head but a stop word, the title or its demonym, or
- * a word of how the role is held). Words one typo off count as written ("global helath emergency").
+ * coach"), or says nothing (no word before the head but a stop word, a word naming the subject
+ * as the title or the question does, or a word of how the role is held). Words one typo off count
+ * as written ("global helath emergency").
  * Two words before the head that disagree ("deputy prime minister" for Prime minister, "funds
  * target rate" for Federal funds rate) say nothing either: a longer role may or may not be this one.
  */
-function modifierAgreement(question: string, attribute: string, title: string): RoleAgreement {
+function modifierAgreement(question: string, attribute: string, subject: Pick<LinkedSubject, 'title' | 'words'>): RoleAgreement {
   const role = wordsOf(attribute).map((word) => word.toLowerCase());
   if (role.length < 2 || role.length > 3 || role.some((word) => FILLER.has(word))) return 'silent';
   const head = role.at(-1)!;
   // "Current emergency" names no kind of emergency: any will do.
   if (role.slice(0, -1).every((word) => NOT_A_ROLE.has(word))) return 'silent';
-  const titleWords = wordsOf(title).map((word) => word.toLowerCase());
+  // The subject as its title writes it, or as the question named it ("German" for Germany, a typo, a short form).
+  const subjectWords = new Set([...wordsOf(subject.title).map((word) => word.toLowerCase()), ...subject.words]);
   const words = wordsOf(question).map((word) => word.toLowerCase());
   const near = (word: string, own: string): boolean => word === own || isTypoOf(word, own);
   const inRole = (word: string | undefined): boolean => word !== undefined && role.some((own) => near(word, own));
-  // A word that says nothing of which role: a stop word, the subject's title or its demonym ("German"), how the role is held.
-  const saysNothing = (word: string): boolean =>
-    [...NOT_A_ROLE].some((held) => near(word, held)) ||
-    titleWords.some((part) => part === word || (word.length >= 5 && part.length >= 5 && (part.startsWith(word) || word.startsWith(part)))) ||
-    contentTerms(word).size === 0;
+  // A word that says nothing of which role: a stop word, a word naming the subject, how the role is held.
+  const saysNothing = (word: string): boolean => subjectWords.has(word) || [...NOT_A_ROLE].some((held) => near(word, held)) || contentTerms(word).size === 0;
   let agreement: RoleAgreement = 'silent';
   for (const [at, word] of words.entries()) {
     if (word !== head) continue;

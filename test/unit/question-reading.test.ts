@@ -123,13 +123,19 @@ describe('answer metrics and question reading', () => {
       ["Who is Bayern's coach?", 'Head coach', 'FC Bayern Munich', 'silent'],
       ['Who is the federal minister of finance?', 'Finance Minister', 'Germany', 'names'],
       ['Who is the German foreign minister?', 'Finance Minister', 'Germany', 'contradicts'],
+      ['Who is the German finance minister?', 'Finance Minister', 'Germany', 'names'],
       ['Who is the reigning champion?', 'World champion', 'Formula One', 'silent'],
       ['Who is the curent coach?', 'Head coach', 'Liverpool F.C.', 'silent'],
       ['Who is the deputy prime minister?', 'Prime minister', 'France', 'silent'],
       ['Who is the assistant head coach?', 'Head coach', 'Liverpool F.C.', 'silent'],
       ['What is the policy base rate?', 'Policy rate', 'Federal Reserve', 'silent'],
     ];
-    for (const [question, attribute, title, expected] of cases) assert.equal(roleAgreement(question, attribute, title), expected, question);
+    // Each subject as the linker names it in the question ("German" for Germany).
+    const subjects = new SubjectIndex([...new Set(cases.map(([, , title]) => title))].map((title) => ({ id: title, title })));
+    for (const [question, attribute, title, expected] of cases) {
+      const subject = subjects.link(question).find((linked) => linked.title === title) ?? { title, words: [] };
+      assert.equal(roleAgreement(question, attribute, subject), expected, question);
+    }
   });
 
   it('links no fact when the question names a role the subject lacks, rather than the nearest one it has', async () => {
