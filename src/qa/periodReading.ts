@@ -127,9 +127,9 @@ export function mostAlike<T extends Pick<UnitRecord, 'text'>>(units: readonly T[
     if (!terms) passageTerms.set(unit.text, (terms = contentTerms(unit.text)));
     return terms;
   });
-  const weight = new Map([...asked].map((term) => [term, Math.log((units.length + 1) / Math.max(1, held.filter((terms) => terms.has(term)).length))]));
+  const weighted = [...asked].map((term) => ({ term, weight: Math.log((units.length + 1) / Math.max(1, held.filter((terms) => terms.has(term)).length)) }));
   return units
-    .map((unit, i) => ({ unit, score: [...asked].reduce((sum, term) => sum + (held[i]!.has(term) ? weight.get(term)! : 0), 0) }))
+    .map((unit, i) => ({ unit, score: weighted.reduce((sum, { term, weight }) => sum + (held[i]!.has(term) ? weight : 0), 0) }))
     .filter((entry) => entry.score > 0)
     .sort((a, b) => b.score - a.score)
     .slice(0, n)
