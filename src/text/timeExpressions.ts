@@ -7,7 +7,7 @@
 import * as chrono from 'chrono-node';
 
 /** How fine a stated time is: the unit its half-open interval covers. */
-export type Granularity = 'instant' | 'day' | 'month' | 'year' | 'years' | 'decade';
+export type Granularity = 'instant' | 'day' | 'week' | 'month' | 'year' | 'years' | 'decade';
 
 export type PartOfPeriod = 'early' | 'mid' | 'late';
 
@@ -45,8 +45,39 @@ export function partOfYear(year: number, part: PartOfPeriod): { from: Date; to: 
   return { from: utc(year, first), to: utc(year, first + 4) };
 }
 
+/**
+ * A week named relative to the reference ("this week", "last week", "the past week"), which chrono
+ * reads as one day of it or as nothing. A calendar week starts on Monday; "the past week" is the
+ * seven days up to and including the reference's.
+ */
+const RELATIVE_WEEK = /^(?:the\s+)?(this|last|previous|next|past)\s+week$/i;
+
+function relativeWeek(text: string, reference: Date, start: number): StatedPeriod | null {
+  const which = RELATIVE_WEEK.exec(text.trim())?.[1]?.toLowerCase();
+  if (!which) return null;
+  const day = utc(reference.getUTCFullYear(), reference.getUTCMonth(), reference.getUTCDate());
+  const sinceMonday = (day.getUTCDay() + 6) % 7;
+  const first = which === 'past' ? -6 : -sinceMonday + { this: 0, last: -7, previous: -7, next: 7 }[which as 'this' | 'last' | 'previous' | 'next'];
+  const from = utc(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + first);
+  const to = utc(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate() + 7);
+  return {
+    from,
+    to,
+    start,
+    end: start + text.length,
+    granularity: 'week',
+    instant: false,
+    present: false,
+    yearImplied: false,
+    decadePart: null,
+    through: null,
+  };
+}
+
 /** A time chrono read as one period, at the finest unit the words state. */
 function chronoPeriod(component: chrono.ParsedComponents, reference: Date, text: string, start: number): StatedPeriod | null {
+  const week = relativeWeek(text, reference, start);
+  if (week) return week;
   const known = (unit: chrono.Component): boolean => component.isCertain(unit);
   const present = /^(now|today|right now)$/i.test(text.trim());
   // A bare weekday or time of day ("Sunday", "at 5") is not a period.

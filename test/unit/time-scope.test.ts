@@ -119,6 +119,24 @@ describe('time expressions in questions', () => {
     assert.deepEqual(scope('Who was the coach in May?'), { kind: 'DURING', text: 'in May', from: '2024-05-01', to: '2024-06-01' }, 'the last May up to asOf');
   });
 
+  it('reads a week named against asOf as seven days, not as one day of it or as nothing', () => {
+    // 2025-01-15 is a Wednesday: its calendar week starts on Monday the 13th.
+    assert.deepEqual(scope('How many candidates took part in the debate this week?'), {
+      kind: 'DURING',
+      text: 'this week',
+      from: '2025-01-13',
+      to: '2025-01-20',
+    });
+    assert.deepEqual(scope('Who resigned last week?'), { kind: 'DURING', text: 'last week', from: '2025-01-06', to: '2025-01-13' });
+    assert.deepEqual(scope('Who won the most votes in the past week?'), { kind: 'DURING', text: 'in the past week', from: '2025-01-09', to: '2025-01-16' });
+    assert.deepEqual(
+      scope('Who plays next week?', day('2025-01-19')),
+      { kind: 'DURING', text: 'next week', from: '2025-01-20', to: '2025-01-27' },
+      'from a Sunday',
+    );
+    assert.equal(scope('How many people use ChatGPT every week?'), null);
+  });
+
   it('reads "currently", "now" and "the previous"', () => {
     assert.equal(scope('Who is currently the CEO of Intel?')?.kind, TimeScopeKind.CURRENT);
     assert.equal(scope('Who is the CEO of Intel now?')?.kind, TimeScopeKind.CURRENT);
