@@ -10,6 +10,8 @@ import type { AskedQuestion } from './planning.js';
 import type { PlanAnchor } from './textAnchors.js';
 import type { Gate } from './ports.js';
 import { mergeScopedAnswers } from './scopedAnswers.js';
+import { DAY } from './textTime.js';
+import { quizObjection } from './quizEvidence.js';
 import { typeMisfit } from './typeMisfit.js';
 import { isoDay } from '../domain/time.js';
 import { contentTerms } from '../text/language.js';
@@ -144,7 +146,34 @@ export function answerOf(
     neighbour && !fromText?.plan.anchor && clockChosen?.evidence.kind !== EvidenceKind.FACT
       ? `neither the history of the asked fact nor the text the store knew as of ${isoDay(asked.asOf)} dates "${neighbour.name}"`
       : null;
-  return answerFrom(asked, attempts[byClock.mainAttempt]!, byClock.others, gate, timings, [], overruled, undated);
+  return answerFrom(
+    asked,
+    attempts[byClock.mainAttempt]!,
+    byClock.others,
+    gate,
+    timings,
+    [],
+    overruled,
+    undated ?? otherTimesNews(asked, clockChosen, fromText),
+  );
+}
+
+/** The longest period a question asks news of: a week ("this week", "last week") or a day. */
+const NEWS_PERIOD_MS = 7 * DAY;
+
+/**
+ * Why the clock's answer from text does not answer a question about a week or a day: no text the
+ * store knew states a time in it, so the passage read tells of another time ("Eight candidates took
+ * part in the first debate, on 23 August" for this week's debate). The snapshot clock holds a
+ * passage as long as no snapshot replaces it, which says nothing of when its news happened. A fact
+ * is a state, and answers any day it held. Null where the clock's answer may stand.
+ */
+function otherTimesNews(asked: AskedQuestion, clock: GatedCandidate | null, fromText: Attempt | null): string | null {
+  const { scope } = asked;
+  if (!scope?.from || !scope.to || scope.to.getTime() - scope.from.getTime() > NEWS_PERIOD_MS) return null;
+  if (!clock?.answer || clock.evidence.kind === EvidenceKind.FACT || !fromText) return null;
+  if (fromText.candidates.some((candidate) => isReading(candidate.evidence))) return null;
+  return `no text the store knew as of ${isoDay(asked.asOf)} states a time in "${scope.text}", so the words read tell of another time`;
 }
 
 /** The snapshot clock's answer of a request: its instants' answers merged, the main one and the others with when they held. */
@@ -197,11 +226,14 @@ function answerFrom(
 ): AnswerResult {
   const { plan, chosen, candidates, rounds } = attempt;
   // An answer about something the store has never heard of, read in words that do not say what is
-  // asked, of another type than asked, the current value for a past year asked about, or beside a
+  // asked, of another type than asked, a quiz's options, the current value for a past year asked about, or beside a
   // value nothing dates, is not adopted, however sure the gate is.
   const strangers = plan.unheardOf;
   const objection = chosen?.answer
-    ? (refusal ?? typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ?? changedSinceNamedYear(plan, chosen.answer))
+    ? (refusal ??
+      typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ??
+      quizObjection(plan.question.text, chosen.answer, chosen.evidence.text) ??
+      changedSinceNamedYear(plan, chosen.answer))
     : null;
   const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && objection === null;
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));

@@ -1,0 +1,42 @@
+/**
+ * Quiz snippets: web passages that ask a question and list its options ("What is the maximum fine
+ * for …? Options: £2,000; £5,000; £10,000"). RetrievalQA's pool holds many; the reader took an
+ * option from them and the gate adopted it at 0.93–0.98 (issue 32). A passage asking the question
+ * itself, followed by its options, gives the options, not the answer.
+ */
+import { splitSentences } from '../ingest/sentenceSplitter.js';
+import { contentTerms, termCoverage } from '../text/language.js';
+
+/** A passage's question is the asked one when it holds at least this share of the asked content words. */
+const SAME_QUESTION = 0.75;
+/** Fewer asked content words than this say too little to tell one question from another. */
+const MIN_ASKED_TERMS = 3;
+/** Items of a list of options: three or more. */
+const MIN_OPTIONS = 3;
+
+/**
+ * Whether a text lists options: items separated by semicolons ("£2,000; £5,000; £10,000"), a
+ * series closed by "or" ("Venus, Mars, Jupiter or Saturn"), or lettered items ("a) Lead b) Iron").
+ */
+export function listsOptions(text: string): boolean {
+  if ((text.match(/(?:^|\s)[a-dA-D][).]\s/g) ?? []).length >= MIN_OPTIONS) return true;
+  const items = text.split(/\s*;\s*|\s*,\s*(?:or\s+)?|\s+or\s+/u).filter((item) => /[\p{L}\p{N}]/u.test(item));
+  return items.length >= MIN_OPTIONS && /;|\bor\b/u.test(text);
+}
+
+/**
+ * Why an answer read in `evidence` does not answer `question`: the answer is itself a list of
+ * options, or the evidence asks the same question and lists its options after it. Null when neither.
+ */
+export function quizObjection(question: string, answer: string, evidence: string): string | null {
+  if (listsOptions(answer)) return `"${answer}" reads as a list of options, not one answer`;
+  const asked = contentTerms(question);
+  if (asked.size < MIN_ASKED_TERMS) return null;
+  const sentences = splitSentences(evidence);
+  for (const [i, sentence] of sentences.entries()) {
+    if (!sentence.text.trimEnd().endsWith('?') || termCoverage(asked, sentence.text) < SAME_QUESTION) continue;
+    const next = sentences[i + 1]?.text;
+    if (next !== undefined && listsOptions(next)) return `the words read ask the question themselves ("${sentence.text}") and list options, as a quiz does`;
+  }
+  return null;
+}
