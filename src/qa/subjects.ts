@@ -5,6 +5,7 @@
  * written in capitals for several ("US" United States, "WHO" World Health Organization). A title
  * is linked by the share of its own content words the question covers, in order.
  */
+import { countryOfDemonym } from '../text/demonyms.js';
 import { contentTerms } from '../text/language.js';
 import { nameWords, normalizeAnswer, withoutMarks } from '../text/normalize.js';
 
@@ -41,9 +42,19 @@ interface QuestionWord {
   exactOnly: boolean;
   /** Starts with a capital: a name, which may be abbreviated ("Utd"). */
   capitalised: boolean;
-  /** Written in capitals ("US", "WHO"): may be an acronym. */
-  capitals: boolean;
+  /**
+   * The letters of a possible acronym: a word written in capitals ("US", "WHO"), or the capitals of a
+   * short one in mixed case, whose small letters stand for function words ("BoE": Bank of England).
+   */
+  acronym: string | null;
+  /** Mixed case like "BoE": it names title words only as an acronym, not as the start of "Boeing". */
+  acronymOnly: boolean;
+  /** The words of the country a demonym names ("Dutch": netherlands), or null. */
+  country: string[] | null;
 }
+
+/** A word in mixed case of at most this many letters may be an acronym ("BoE", "DoJ"); "McDonald" is a name. */
+const MAX_MIXED_ACRONYM = 4;
 
 const MONTHS = /^(?:jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)$/;
 
@@ -52,12 +63,16 @@ function questionWords(text: string): QuestionWord[] {
     const said = normalizeAnswer(word.replace(/['’]s$/u, ''));
     const lower = withoutMarks(said);
     const capitals = word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word);
+    const capitalLetters = word.match(/\p{Lu}/gu) ?? [];
+    const acronymOnly = !capitals && capitalLetters.length >= 2 && word.length <= MAX_MIXED_ACRONYM && /^\p{Lu}/u.test(word);
     return {
       said,
       lower,
-      exactOnly: !capitals && (contentTerms(word).size === 0 || MONTHS.test(lower)),
+      exactOnly: !capitals && !acronymOnly && (contentTerms(word).size === 0 || MONTHS.test(lower)),
       capitalised: /^\p{Lu}/u.test(word),
-      capitals,
+      acronym: capitals ? lower : acronymOnly ? withoutMarks(capitalLetters.join('').toLowerCase()) : null,
+      acronymOnly,
+      country: countryOfDemonym(said),
     };
   });
 }
@@ -105,23 +120,25 @@ function wordsNamed(question: QuestionWord, title: Title, at: number, acrossTypo
   const word = title.words[at]!;
   const q = question.lower;
   if (q === word) return 1;
+  if (question.country?.every((countryWord, i) => title.words[at + i] === countryWord)) return question.country.length;
   if (question.exactOnly) return 0;
+  if (question.acronymOnly) return acronymOf(question.acronym!, title, at);
   if (q.length >= 3 && (word.startsWith(q) || (word.length >= 4 && q.startsWith(word) && INFLECTION.test(q.slice(word.length))))) return 1;
   if (question.capitalised && q.length >= 3 && q.length <= 5 && abbreviates(q, word)) return 1;
   if (acrossTypos && q.length >= MIN_TYPO_WORD && word.length >= MIN_TYPO_WORD && oneTypoApart(q, word)) return 1;
-  if (question.capitals && q.length >= 2) {
-    // An acronym of the next content words: "us" → united states.
-    let taken = 0;
-    let i = at;
-    for (const letter of q) {
-      while (i < title.words.length && !title.content[i]) i++;
-      if (i >= title.words.length || title.words[i]![0] !== letter) return 0;
-      i++;
-      taken = i - at;
-    }
-    return taken;
-  }
+  if (question.acronym !== null && q.length >= 2) return acronymOf(question.acronym, title, at);
   return 0;
+}
+
+/** How many title words (from `at`) an acronym's letters stand for, each the first letter of the next content word ("us": United States); 0 when they do not. */
+function acronymOf(letters: string, title: Title, at: number): number {
+  let i = at;
+  for (const letter of letters) {
+    while (i < title.words.length && !title.content[i]) i++;
+    if (i >= title.words.length || title.words[i]![0] !== letter) return 0;
+    i++;
+  }
+  return i - at;
 }
 
 /** A question word that names a title word only across a typo, and that title word. */

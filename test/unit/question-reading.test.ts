@@ -47,6 +47,9 @@ describe('answer metrics and question reading', () => {
       { id: 'Madrid', title: 'Real Madrid CF' },
       { id: 'Liverpool', title: 'Liverpool F.C.' },
       { id: 'Mali', title: 'Mali' },
+      { id: 'BoE', title: 'Bank of England' },
+      { id: 'Boeing', title: 'Boeing' },
+      { id: 'Netherlands', title: 'Netherlands' },
     ]);
     const linked = (question: string): Array<[string, number]> => index.link(question).map((s) => [s.articleId, Number(s.coverage.toFixed(2))]);
     assert.deepEqual(linked('Who is the prime minister of the United Kingdom?')[0], ['PMUK', 1]);
@@ -54,6 +57,16 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(linked('Who manages Man Utd?'), [['MU', 1]]);
     assert.deepEqual(linked('Who leads the US House?'), [['Speaker', 0.6]]);
     assert.deepEqual(linked('Who heads the WHO?'), [['WHO', 1]]);
+    assert.deepEqual(linked('Who is governor of the BoE?'), [['BoE', 1]], 'capitals of a mixed-case acronym, not the start of Boeing');
+    assert.deepEqual(linked('Who runs Boeing?'), [['Boeing', 1]]);
+    assert.deepEqual(
+      linked('Who is the Dutch prime minister?'),
+      [
+        ['Netherlands', 1],
+        ['PMUK', 0.5],
+      ],
+      'a demonym names its country',
+    );
     assert.deepEqual(linked('Who is the current world chess champion?'), [['Chess', 1]]);
     assert.deepEqual(linked('Which club plays at Anfield?'), [], 'a lower-case word is no abbreviation');
     assert.deepEqual(linked('Who is the prime minister of Spain?'), [['PMUK', 0.5]], 'half named: a candidate, not a match');
