@@ -98,6 +98,33 @@ describe('ask, stage by stage, on fakes', () => {
     assert.match(noGate.decision.cues[0]!, /no certainty gate is trained/);
   });
 
+  it("adopts no quiz option, and no passage's news for a week no text speaks of", async () => {
+    const QUIZ = onePageWorld(
+      'Weekly quiz',
+      [
+        'Which planet is known as the Red Planet? Venus, Mars, Jupiter or Saturn?',
+        'The first debate was held on 23 August 2023. Eight candidates took part in the debate.',
+      ],
+      '2023-09-01',
+    );
+    const gatedAt = (question: string) =>
+      ask(
+        { question, asOf: new Date('2023-12-08'), retrieval: RetrievalMode.GATED },
+        fakePorts(
+          QUIZ,
+          fakeGate(() => 0.99),
+        ),
+      );
+    const quiz = await gatedAt('Which planet is known as the Red Planet?');
+    assert.equal(quiz.adopted, false, `adopted ${quiz.guess}`);
+    assert.match(quiz.decision.cues[0]!, /list options, as a quiz does|reads as a list of options/);
+    const thisWeek = await gatedAt('How many candidates took part in the debate this week?');
+    assert.equal(thisWeek.adopted, false, `adopted ${thisWeek.guess}`);
+    assert.match(thisWeek.decision.cues[0]!, /no text the store knew as of 2023-12-08 states a time in "this week"/);
+    const undated = await gatedAt('How many candidates took part in the first debate?');
+    assert.equal(undated.adopted, true, `${undated.guess}: ${undated.decision.cues[0]}`);
+  });
+
   it('does not adopt an answer about a name the store has never heard of', async () => {
     const answer = await ask({ question: 'Who is the prime minister of Atlantis?', asOf: new Date('2024-10-01') });
     assert.equal(answer.adopted, false);
