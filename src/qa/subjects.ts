@@ -227,18 +227,22 @@ export class SubjectIndex {
   private bestAlignment(words: readonly QuestionWord[], title: Title, acrossTypos: boolean): Alignment {
     let best: Alignment = { coverage: 0, words: [], respellings: [] };
     for (let start = 0; start < words.length; start++) {
-      let at = 0;
+      // Title words are named in any order ("the UK prime minister", "Prime Minister of the United Kingdom"), each once.
+      const taken = title.words.map(() => false);
       let covered = 0;
       let skipped = 0;
       const used: string[] = [];
       const respellings: Respelling[] = [];
-      for (let q = start; q < words.length && at < title.words.length; q++) {
+      for (let q = start; q < words.length; q++) {
         let matched = false;
-        for (let t = at; t < title.words.length; t++) {
+        for (let t = 0; t < title.words.length; t++) {
+          if (taken[t]) continue;
           const named = wordsNamed(words[q]!, title, t, acrossTypos);
-          if (named === 0) continue;
-          for (let k = t; k < t + named; k++) if (title.content[k]) covered++;
-          at = t + named;
+          if (named === 0 || taken.slice(t, t + named).some(Boolean)) continue;
+          for (let k = t; k < t + named; k++) {
+            if (title.content[k]) covered++;
+            taken[k] = true;
+          }
           const { said, lower } = words[q]!;
           used.push(said);
           if (isTypoOf(lower, title.words[t]!) && !this.titleWords.has(lower)) respellings.push({ written: said, title: title.words[t]! });

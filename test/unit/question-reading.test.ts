@@ -36,7 +36,7 @@ describe('answer metrics and question reading', () => {
     assert.equal(expectedAnswerType('What is the currency of France?'), AnswerType.THING);
   });
 
-  it('links a question to the articles it names, also by a short name, an abbreviation, an acronym or across a typo', () => {
+  it('links a question to the articles it names, in any order, also by a short name, an abbreviation, an acronym, a demonym or across a typo', () => {
     const index = new SubjectIndex([
       { id: 'France', title: 'France' },
       { id: 'PMUK', title: 'Prime Minister of the United Kingdom' },
@@ -67,6 +67,8 @@ describe('answer metrics and question reading', () => {
       ],
       'a demonym names its country',
     );
+    assert.deepEqual(linked('Who is the UK prime minister?'), [['PMUK', 1]], 'in another order than the title');
+    assert.deepEqual(linked('Who is the British prime minister?'), [['PMUK', 1]]);
     assert.deepEqual(linked('Who is the current world chess champion?'), [['Chess', 1]]);
     assert.deepEqual(linked('Which club plays at Anfield?'), [], 'a lower-case word is no abbreviation');
     assert.deepEqual(linked('Who is the prime minister of Spain?'), [['PMUK', 0.5]], 'half named: a candidate, not a match');
