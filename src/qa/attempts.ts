@@ -213,11 +213,28 @@ export function bestByReliability(candidates: readonly GatedCandidate[]): GatedC
   return best;
 }
 
-/** The candidate answered with: ALWAYS takes the top passage's, the others the one the gate trusts most. */
+/**
+ * The candidate answered with: ALWAYS takes the top passage's, the others the one the gate trusts
+ * most. A span of text that holds a fact candidate's value, a name, and more words ("Ruth
+ * Chepngetich of Kenya", where the record holder is "Ruth Chepngetich") is cut to the value: the
+ * fact says where the name ends.
+ */
 export function choose(attempt: Attempt): Attempt {
   const chosen =
     attempt.plan.mode === RetrievalMode.ALWAYS ? (attempt.candidates.find((c) => c.evidence.rank === 1) ?? null) : bestByReliability(attempt.candidates);
-  return { ...attempt, chosen };
+  return { ...attempt, chosen: chosen && cutToFactValue(chosen, attempt.candidates) };
+}
+
+function cutToFactValue(chosen: GatedCandidate, candidates: readonly GatedCandidate[]): GatedCandidate {
+  if (chosen.evidence.kind === EvidenceKind.FACT) return chosen;
+  const within = candidates.find(
+    (candidate) =>
+      candidate.evidence.kind === EvidenceKind.FACT &&
+      /^\p{Lu}/u.test(candidate.answer) &&
+      candidate.answer.length < chosen.answer.length &&
+      chosen.answer.includes(candidate.answer),
+  );
+  return within ? { ...chosen, answer: within.answer } : chosen;
 }
 
 export function isAdopted(gate: Gate | null, candidate: GatedCandidate | null): boolean {

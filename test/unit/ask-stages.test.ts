@@ -125,6 +125,26 @@ describe('ask, stage by stage, on fakes', () => {
     assert.equal(undated.adopted, true, `${undated.guess}: ${undated.decision.cues[0]}`);
   });
 
+  it("cuts a span naming a fact's value and more to the value: the fact says where the name ends", async () => {
+    const RECORD: FakeWorld = {
+      snapshots: ['2025-01-15'],
+      articles: [
+        {
+          id: 'Marathon world record',
+          facts: [{ attribute: 'Record holder', value: 'Ruth Chepngetich', from: '2025-01-15' }],
+          passages: [{ text: 'The record is held by World Champion Ruth Chepngetich, who ran 2:09:56 in Chicago.', from: '2025-01-15' }],
+        },
+      ],
+    };
+    const textTrusted = fakeGate((f) => (f.isFact ? 0.7 : 0.95));
+    const answer = await ask(
+      { question: 'Who is the marathon world record holder?', asOf: new Date('2025-02-01'), retrieval: RetrievalMode.GATED },
+      fakePorts(RECORD, textTrusted),
+    );
+    assert.equal(answer.candidates[0]!.evidence.kind, 'PASSAGE');
+    assert.equal(answer.guess, 'Ruth Chepngetich');
+  });
+
   it('does not adopt an answer about a name the store has never heard of', async () => {
     const answer = await ask({ question: 'Who is the prime minister of Atlantis?', asOf: new Date('2024-10-01') });
     assert.equal(answer.adopted, false);
