@@ -12,6 +12,7 @@ import type { Gate } from './ports.js';
 import { mergeScopedAnswers } from './scopedAnswers.js';
 import { DAY } from './textTime.js';
 import { quizObjection } from './quizEvidence.js';
+import { TimeScopeKind } from './timeScope.js';
 import { typeMisfit } from './typeMisfit.js';
 import { isoDay } from '../domain/time.js';
 import { contentTerms } from '../text/language.js';
@@ -154,23 +155,27 @@ export function answerOf(
     timings,
     [],
     overruled,
-    undated ?? otherTimesNews(asked, clockChosen, fromText),
+    undated ?? undatedNewsObjection(asked, clockChosen, fromText),
   );
 }
 
 /** The longest period a question asks news of: a week ("this week", "last week") or a day. */
+/** The longest period a question asks news of: a week ("this week", "last week"); the shortest is a day. */
 const NEWS_PERIOD_MS = 7 * DAY;
 
 /**
- * Why the clock's answer from text does not answer a question about a week or a day: no text the
+ * Why the clock's answer from text does not answer a question about a day or a week: no text the
  * store knew states a time in it, so the passage read tells of another time ("Eight candidates took
  * part in the first debate, on 23 August" for this week's debate). The snapshot clock holds a
  * passage as long as no snapshot replaces it, which says nothing of when its news happened. A fact
- * is a state, and answers any day it held. Null where the clock's answer may stand.
+ * is a state, and answers any day it held; a question about an instant ("as of October 2023")
+ * asks what held then, which a passage valid then says. Null where the clock's answer may stand.
  */
-function otherTimesNews(asked: AskedQuestion, clock: GatedCandidate | null, fromText: Attempt | null): string | null {
+function undatedNewsObjection(asked: AskedQuestion, clock: GatedCandidate | null, fromText: Attempt | null): string | null {
   const { scope } = asked;
-  if (!scope?.from || !scope.to || scope.to.getTime() - scope.from.getTime() > NEWS_PERIOD_MS) return null;
+  if (scope?.kind !== TimeScopeKind.DURING || !scope.from || !scope.to) return null;
+  const length = scope.to.getTime() - scope.from.getTime();
+  if (length < DAY || length > NEWS_PERIOD_MS) return null;
   if (!clock?.answer || clock.evidence.kind === EvidenceKind.FACT || !fromText) return null;
   if (fromText.candidates.some((candidate) => isReading(candidate.evidence))) return null;
   return `no text the store knew as of ${isoDay(asked.asOf)} states a time in "${scope.text}", so the words read tell of another time`;

@@ -215,26 +215,28 @@ export function bestByReliability(candidates: readonly GatedCandidate[]): GatedC
 
 /**
  * The candidate answered with: ALWAYS takes the top passage's, the others the one the gate trusts
- * most. A span of text that holds a fact candidate's value, a name, and more words ("Ruth
+ * most. A span of text that names the asked fact's value, a name, with more words around it ("Ruth
  * Chepngetich of Kenya", where the record holder is "Ruth Chepngetich") is cut to the value: the
- * fact says where the name ends.
+ * fact says where the name ends. Not where a capitalised word follows it, which continues the name
+ * ("Kenya Moore", "Ruth Chepngetich Jr").
  */
 export function choose(attempt: Attempt): Attempt {
-  const chosen =
+  const best =
     attempt.plan.mode === RetrievalMode.ALWAYS ? (attempt.candidates.find((c) => c.evidence.rank === 1) ?? null) : bestByReliability(attempt.candidates);
-  return { ...attempt, chosen: chosen && cutToFactValue(chosen, attempt.candidates) };
+  const value = attempt.plan.factMatch?.fact.value;
+  const cut = best && value ? cutToName(best, value) : best;
+  if (cut === best) return { ...attempt, chosen: best };
+  return { ...attempt, candidates: attempt.candidates.map((candidate) => (candidate === best ? cut! : candidate)), chosen: cut };
 }
 
-function cutToFactValue(chosen: GatedCandidate, candidates: readonly GatedCandidate[]): GatedCandidate {
-  if (chosen.evidence.kind === EvidenceKind.FACT) return chosen;
-  const within = candidates.find(
-    (candidate) =>
-      candidate.evidence.kind === EvidenceKind.FACT &&
-      /^\p{Lu}/u.test(candidate.answer) &&
-      candidate.answer.length < chosen.answer.length &&
-      chosen.answer.includes(candidate.answer),
-  );
-  return within ? { ...chosen, answer: within.answer } : chosen;
+function cutToName(candidate: GatedCandidate, name: string): GatedCandidate {
+  if (candidate.evidence.kind === EvidenceKind.FACT || !/^\p{Lu}/u.test(name) || candidate.answer.length <= name.length) return candidate;
+  const { answer } = candidate;
+  for (let at = answer.indexOf(name); at >= 0; at = answer.indexOf(name, at + 1)) {
+    const [before, after] = [answer.slice(0, at), answer.slice(at + name.length)];
+    if (!/[\p{L}\p{N}]$/u.test(before) && !/^[\p{L}\p{N}]|^\s+\p{Lu}/u.test(after)) return { ...candidate, answer: name };
+  }
+  return candidate;
 }
 
 export function isAdopted(gate: Gate | null, candidate: GatedCandidate | null): boolean {

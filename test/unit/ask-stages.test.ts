@@ -123,26 +123,39 @@ describe('ask, stage by stage, on fakes', () => {
     assert.match(thisWeek.decision.cues[0]!, /no text the store knew as of 2023-12-08 states a time in "this week"/);
     const undated = await gatedAt('How many candidates took part in the first debate?');
     assert.equal(undated.adopted, true, `${undated.guess}: ${undated.decision.cues[0]}`);
+    // An instant asks what held then, which a passage valid then says.
+    const instant = await gatedAt('How many candidates took part in the first debate as of October 2023?');
+    assert.equal(instant.timeScope?.kind, 'AT');
+    assert.equal(instant.adopted, true, `${instant.guess}: ${instant.decision.cues[0]}`);
   });
 
-  it("cuts a span naming a fact's value and more to the value: the fact says where the name ends", async () => {
-    const RECORD: FakeWorld = {
+  it("cuts a span naming the asked fact's value and more to the value, not a longer name", async () => {
+    const recordWorld = (passage: string): FakeWorld => ({
       snapshots: ['2025-01-15'],
       articles: [
         {
           id: 'Marathon world record',
           facts: [{ attribute: 'Record holder', value: 'Ruth Chepngetich', from: '2025-01-15' }],
-          passages: [{ text: 'The record is held by World Champion Ruth Chepngetich, who ran 2:09:56 in Chicago.', from: '2025-01-15' }],
+          passages: [{ text: passage, from: '2025-01-15' }],
         },
       ],
-    };
+    });
     const textTrusted = fakeGate((f) => (f.isFact ? 0.7 : 0.95));
-    const answer = await ask(
-      { question: 'Who is the marathon world record holder?', asOf: new Date('2025-02-01'), retrieval: RetrievalMode.GATED },
-      fakePorts(RECORD, textTrusted),
+    const holder = (passage: string) =>
+      ask(
+        { question: 'Who is the marathon world record holder?', asOf: new Date('2025-02-01'), retrieval: RetrievalMode.GATED },
+        fakePorts(recordWorld(passage), textTrusted),
+      );
+    const cut = await holder('The record is held by World Champion Ruth Chepngetich, who ran 2:09:56 in Chicago.');
+    assert.equal(cut.candidates[0]!.evidence.kind, 'PASSAGE');
+    assert.equal(cut.guess, 'Ruth Chepngetich');
+    assert.deepEqual(
+      cut.candidates.map((candidate) => candidate.answer),
+      ['Ruth Chepngetich', 'Ruth Chepngetich'],
+      'the cut span replaces the read one: the passage, then the fact',
     );
-    assert.equal(answer.candidates[0]!.evidence.kind, 'PASSAGE');
-    assert.equal(answer.guess, 'Ruth Chepngetich');
+    const longer = await holder('The record is held by World Champion Ruth Chepngetich Junior, who ran 2:09:56 in Chicago.');
+    assert.equal(longer.guess, 'World Champion Ruth Chepngetich Junior', 'a capitalised word after the value continues the name');
   });
 
   it('does not adopt an answer about a name the store has never heard of', async () => {
