@@ -1,11 +1,12 @@
 /**
  * Links a question to the articles it names, also where it names them differently from their
  * titles: a word may be the start of a title word ("Man" Manchester, "champion" Championship),
- * an abbreviation of one ("Utd" United), one typo away from one ("madird" Madrid), or an acronym
- * written in capitals for several ("US" United States, "WHO" World Health Organization). A title
- * is linked by the share of its own content words the question covers, in order.
+ * an abbreviation of one ("Utd" United), one typo away from one ("madird" Madrid), an acronym
+ * for several ("US" United States, "WHO" World Health Organization, "BoE" Bank of England), or a
+ * demonym for a country's name ("Dutch" Netherlands). A title is linked by the share of its own
+ * content words the question covers, in any order.
  */
-import { countryOfDemonym } from '../text/demonyms.js';
+import { countryNamesOfDemonym } from '../text/demonyms.js';
 import { contentTerms } from '../text/language.js';
 import { nameWords, normalizeAnswer, withoutMarks } from '../text/normalize.js';
 
@@ -49,8 +50,11 @@ interface QuestionWord {
   acronym: string | null;
   /** Mixed case like "BoE": it names title words only as an acronym, not as the start of "Boeing". */
   acronymOnly: boolean;
-  /** The words of the country a demonym names ("Dutch": netherlands), or null. */
-  country: string[] | null;
+  /**
+   * The names of the country a capitalised demonym names ("the Dutch prime minister": Netherlands),
+   * or null; also null inside a name, before a capitalised word ("Indian Ocean", "French Alps").
+   */
+  country: string[][] | null;
 }
 
 /** A word in mixed case of at most this many letters may be an acronym ("BoE", "DoJ"); "McDonald" is a name. */
@@ -59,7 +63,10 @@ const MAX_MIXED_ACRONYM = 4;
 const MONTHS = /^(?:jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)$/;
 
 function questionWords(text: string): QuestionWord[] {
-  return (text.normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((word) => {
+  const words = text.normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? [];
+  // A capitalised word after a demonym makes it part of a name; an acronym after it does not ("the Dutch PM").
+  const inName = (next: string | undefined): boolean => next !== undefined && /^\p{Lu}/u.test(next) && next !== next.toUpperCase();
+  return words.map((word, index) => {
     const said = normalizeAnswer(word.replace(/['’]s$/u, ''));
     const lower = withoutMarks(said);
     const capitals = word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word);
@@ -72,7 +79,7 @@ function questionWords(text: string): QuestionWord[] {
       capitalised: /^\p{Lu}/u.test(word),
       acronym: capitals ? lower : acronymOnly ? withoutMarks(capitalLetters.join('').toLowerCase()) : null,
       acronymOnly,
-      country: countryOfDemonym(said),
+      country: /^\p{Lu}/u.test(word) && !inName(words[index + 1]) ? countryNamesOfDemonym(said) : null,
     };
   });
 }
@@ -119,8 +126,9 @@ export function isTypoOf(written: string, word: string): boolean {
 function wordsNamed(question: QuestionWord, title: Title, at: number, acrossTypos: boolean): number {
   const word = title.words[at]!;
   const q = question.lower;
+  const country = question.country?.find((name) => name.every((countryWord, i) => title.words[at + i] === countryWord));
+  if (country) return country.length;
   if (q === word) return 1;
-  if (question.country?.every((countryWord, i) => title.words[at + i] === countryWord)) return question.country.length;
   if (question.exactOnly) return 0;
   if (question.acronymOnly) return acronymOf(question.acronym!, title, at);
   if (q.length >= 3 && (word.startsWith(q) || (word.length >= 4 && q.startsWith(word) && INFLECTION.test(q.slice(word.length))))) return 1;
@@ -220,9 +228,9 @@ export class SubjectIndex {
   }
 
   /**
-   * The question window that names most of the title: question words matched to title words
-   * left to right (title words may be left out; at most one unmatched question word between
-   * two matches).
+   * The question window that names most of the title: each question word matched to the first
+   * title word it names that no other has named, in any order (title words may be left out; at
+   * most one unmatched question word between two matches).
    */
   private bestAlignment(words: readonly QuestionWord[], title: Title, acrossTypos: boolean): Alignment {
     let best: Alignment = { coverage: 0, words: [], respellings: [] };

@@ -68,6 +68,8 @@ describe('answer metrics and question reading', () => {
       'a demonym names its country',
     );
     assert.deepEqual(linked('Who is the UK prime minister?'), [['PMUK', 1]], 'in another order than the title');
+    assert.deepEqual(linked('Who sells dutch ovens?'), [], 'a demonym is capitalised');
+    assert.deepEqual(linked('Who painted the Dutch Reach?'), [], 'a demonym before a capitalised word is part of a name');
     assert.deepEqual(linked('Who is the British prime minister?'), [['PMUK', 1]]);
     assert.deepEqual(linked('Who is the current world chess champion?'), [['Chess', 1]]);
     assert.deepEqual(linked('Which club plays at Anfield?'), [], 'a lower-case word is no abbreviation');
