@@ -1,8 +1,9 @@
 /**
  * Quiz snippets: web passages that ask a question and list its options ("What is the maximum fine
- * for …? Options: £2,000; £5,000; £10,000"). RetrievalQA's pool holds many; the reader took an
- * option from them and the gate adopted it at 0.93–0.98 (issue 32). A passage asking the question
- * itself, followed by its options, gives the options, not the answer.
+ * for …? Options: £2,000; £5,000; £10,000"), common where passages come from the web. The reader
+ * reads an option from them as it would an answer, and the words around it look like an answer's
+ * to the gate. A passage asking the question itself, followed by its options, gives the options,
+ * not the answer.
  */
 import { splitSentences } from '../ingest/sentenceSplitter.js';
 import { contentTerms, termCoverage } from '../text/language.js';
@@ -14,14 +15,20 @@ const MIN_ASKED_TERMS = 3;
 /** Items of a list of options: three or more. */
 const MIN_OPTIONS = 3;
 
+/** An option is a few words ("£5,000", "Jupiter", "Prince Leopold"): a longer item is a clause of a sentence. */
+const MAX_OPTION_WORDS = 3;
+
 /**
- * Whether a text lists options: items separated by semicolons ("£2,000; £5,000; £10,000"), a
- * series closed by "or" ("Venus, Mars, Jupiter or Saturn"), or lettered items ("a) Lead b) Iron").
+ * Whether a text lists options: items of a few words separated by semicolons ("£2,000; £5,000;
+ * £10,000"), a series closed by "or" ("Venus, Mars, Jupiter or Saturn"), after a label if any
+ * ("Options: …"), or lettered items ("a) Lead b) Iron"). "It is Mars, whose iron oxide, dust, or
+ * rust gives it colour" lists no options.
  */
 export function listsOptions(text: string): boolean {
   if ((text.match(/(?:^|\s)[a-dA-D][).]\s/g) ?? []).length >= MIN_OPTIONS) return true;
-  const items = text.split(/\s*;\s*|\s*,\s*(?:or\s+)?|\s+or\s+/u).filter((item) => /[\p{L}\p{N}]/u.test(item));
-  return items.length >= MIN_OPTIONS && /;|\bor\b/u.test(text);
+  const body = text.replace(/^[^:]{1,30}:\s*/u, '');
+  const items = body.split(/\s*;\s*|\s*,\s*(?:or\s+)?|\s+or\s+/u).filter((item) => /[\p{L}\p{N}]/u.test(item));
+  return items.length >= MIN_OPTIONS && /;|\bor\b/u.test(body) && items.every((item) => item.trim().split(/\s+/u).length <= MAX_OPTION_WORDS);
 }
 
 /**

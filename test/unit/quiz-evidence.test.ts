@@ -24,11 +24,30 @@ describe('quiz snippets', () => {
     assert.match(objection('Which planet is known as the Red Planet?', 'Mars', QUIZ) ?? '', /ask the question themselves/);
   });
 
+  it('reads no options in a sentence whose items are clauses', () => {
+    for (const sentence of [
+      'It is Mars, whose iron oxide, dust, or rust gives it colour.',
+      'The answer is Mars, not Venus, Jupiter or Saturn.',
+      'Manchester City beat Inter 1–0 in Istanbul; Rodri scored; Guardiola won his third title.',
+      'He was born in Paris, France, in 1950 or 1951.',
+    ])
+      assert.ok(!listsOptions(sentence), sentence);
+  });
+
   it('lets a passage answer the question it asks', () => {
     assert.equal(
       objection('Which element has the chemical symbol Fe?', 'iron', 'Which element has the chemical symbol Fe? It is iron, from the Latin ferrum.'),
       null,
     );
     assert.equal(objection('Which metal rusts in water?', 'Iron', QUIZ), null, 'another question than the quiz asks');
+    assert.equal(
+      objection(
+        'Which planet is known as the Red Planet?',
+        'Mars',
+        'Many people ask: which planet is known as the Red Planet? The answer is Mars, not Venus, Jupiter or Saturn.',
+      ),
+      null,
+      'a passage that quotes the question and answers it',
+    );
   });
 });
