@@ -50,14 +50,14 @@ export function partOfYear(year: number, part: PartOfPeriod): { from: Date; to: 
  * reads as one day of it or as nothing. A calendar week starts on Monday; "the past week" is the
  * seven days up to and including the reference's.
  */
-const RELATIVE_WEEK = /^(?:the\s+)?(this|last|previous|next|past)\s+week$/i;
+const RELATIVE_WEEK = /^(?:the\s+)?(this|last|next|past)\s+week$/i;
 
 function relativeWeek(text: string, reference: Date, start: number): StatedPeriod | null {
   const which = RELATIVE_WEEK.exec(text.trim())?.[1]?.toLowerCase();
   if (!which) return null;
   const day = utc(reference.getUTCFullYear(), reference.getUTCMonth(), reference.getUTCDate());
   const sinceMonday = (day.getUTCDay() + 6) % 7;
-  const first = which === 'past' ? -6 : -sinceMonday + { this: 0, last: -7, previous: -7, next: 7 }[which as 'this' | 'last' | 'previous' | 'next'];
+  const first = which === 'past' ? -6 : -sinceMonday + { this: 0, last: -7, next: 7 }[which as 'this' | 'last' | 'next'];
   const from = utc(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + first);
   const to = utc(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate() + 7);
   return {
@@ -102,6 +102,8 @@ function chronoPeriod(component: chrono.ParsedComponents, reference: Date, text:
 export function chronoPeriods(text: string, reference: Date): StatedPeriod[] {
   const found: StatedPeriod[] = [];
   for (const result of chrono.parse(text, { instant: reference, timezone: 'UTC' })) {
+    // "the last week of December 2023" is a week of that month, not the one before the reference.
+    if (RELATIVE_WEEK.test(result.text.trim()) && /^\s+of\b/i.test(text.slice(result.index + result.text.length))) continue;
     const period = chronoPeriod(result.start, reference, result.text, result.index);
     if (!period) continue;
     const through = result.end && chronoPeriod(result.end, reference, result.text, result.index);

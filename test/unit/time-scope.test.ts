@@ -135,6 +135,11 @@ describe('time expressions in questions', () => {
       'from a Sunday',
     );
     assert.equal(scope('How many people use ChatGPT every week?'), null);
+    assert.deepEqual(
+      scope('Who topped the charts in the last week of December 2023?'),
+      { kind: 'DURING', text: 'December 2023', from: '2023-12-01', to: '2024-01-01' },
+      'a week of a named month is no week before asOf',
+    );
   });
 
   it('reads "currently", "now" and "the previous"', () => {
