@@ -159,7 +159,6 @@ export function answerOf(
   );
 }
 
-/** The longest period a question asks news of: a week ("this week", "last week") or a day. */
 /** The longest period a question asks news of: a week ("this week", "last week"); the shortest is a day. */
 const NEWS_PERIOD_MS = 7 * DAY;
 

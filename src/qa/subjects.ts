@@ -70,16 +70,17 @@ function questionWords(text: string): QuestionWord[] {
     const said = normalizeAnswer(word.replace(/['’]s$/u, ''));
     const lower = withoutMarks(said);
     const capitals = word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word);
+    const capitalised = /^\p{Lu}/u.test(word);
     const capitalLetters = word.match(/\p{Lu}/gu) ?? [];
-    const acronymOnly = !capitals && capitalLetters.length >= 2 && word.length <= MAX_MIXED_ACRONYM && /^\p{Lu}/u.test(word);
+    const acronymOnly = !capitals && capitalLetters.length >= 2 && word.length <= MAX_MIXED_ACRONYM && capitalised;
     return {
       said,
       lower,
       exactOnly: !capitals && !acronymOnly && (contentTerms(word).size === 0 || MONTHS.test(lower)),
-      capitalised: /^\p{Lu}/u.test(word),
+      capitalised,
       acronym: capitals ? lower : acronymOnly ? withoutMarks(capitalLetters.join('').toLowerCase()) : null,
       acronymOnly,
-      country: /^\p{Lu}/u.test(word) && !inName(words[index + 1]) ? countryNamesOfDemonym(said) : null,
+      country: capitalised && !inName(words[index + 1]) ? countryNamesOfDemonym(said) : null,
     };
   });
 }
