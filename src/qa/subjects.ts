@@ -6,7 +6,7 @@
  * demonym for a country's name ("Dutch" Netherlands). A title is linked by the share of its own
  * content words the question covers, in any order.
  */
-import { countryNamesOfDemonym } from '../text/demonyms.js';
+import { countryNamesOf } from '../text/countries.js';
 import { contentTerms } from '../text/language.js';
 import { nameWords, normalizeAnswer, withoutMarks } from '../text/normalize.js';
 
@@ -80,7 +80,7 @@ function questionWords(text: string): QuestionWord[] {
       capitalised,
       acronym: capitals ? lower : acronymOnly ? withoutMarks(capitalLetters.join('').toLowerCase()) : null,
       acronymOnly,
-      country: capitalised && !inName(words[index + 1]) ? countryNamesOfDemonym(said) : null,
+      country: capitalised && !inName(words[index + 1]) ? countryNamesOf(said) : null,
     };
   });
 }

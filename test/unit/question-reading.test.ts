@@ -71,6 +71,8 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(linked('Who sells dutch ovens?'), [], 'a demonym is capitalised');
     assert.deepEqual(linked('Who painted the Dutch Reach?'), [], 'a demonym before a capitalised word is part of a name');
     assert.deepEqual(linked('Who is the British prime minister?'), [['PMUK', 1]]);
+    assert.deepEqual(linked("Who is Britain's deputy PM?"), [['PMUK', 1]], 'the last word of Great Britain names the country');
+    assert.deepEqual(linked('Who is premier of Holland?')[0], ['Netherlands', 1], 'another name of one word');
     assert.deepEqual(linked('Who is the current world chess champion?'), [['Chess', 1]]);
     assert.deepEqual(linked('Which club plays at Anfield?'), [], 'a lower-case word is no abbreviation');
     assert.deepEqual(linked('Who is the prime minister of Spain?'), [['PMUK', 0.5]], 'half named: a candidate, not a match');
