@@ -16,6 +16,7 @@ import { FactLinker, formerValues, neighbourOfNamed, valueOfNamedYear, type Fact
 import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, namedNeighbour, questionNames, type QuestionAnalysis } from './question.js';
+import { attributeNames } from './roleAcronyms.js';
 import { respell, SubjectIndex, type LinkedSubject } from './subjects.js';
 import { anchorsInText, type PlanAnchor } from './textAnchors.js';
 import type { Period } from './textTime.js';
@@ -75,6 +76,14 @@ const READ_IN_TEXT = new Set([TimeScopeKind.AT, TimeScopeKind.DURING, TimeScopeK
 const FIRST_OF_ITS_KIND = /\b(?:first|founders?|founding|inaugural|original)\b/i;
 
 /** The question with some of its words taken out (its time scope: what the text is searched for). */
+/**
+ * Whether a name the question uses is an attribute of a subject it names ("OpenAI's CTO",
+ * "Argentina's VP"): the store knows it from the facts, though no text may write it.
+ */
+function namesAnAttribute(name: string, linked: readonly LinkedSubject[], versions: ReadonlyMap<string, readonly FactRecord[]>): boolean {
+  return linked.some((subject) => (versions.get(subject.articleId) ?? []).some((fact) => attributeNames(fact.attribute).includes(name)));
+}
+
 function without(question: string, words: string): string {
   return question
     .replace(words, ' ')
@@ -210,12 +219,15 @@ export class QuestionPlanner {
       const linked = subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false });
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!, scope?.text);
-      const unknownNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));
-      return { scope, summary, linked, names, unknownNames };
+      const unlinkedNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));
+      return { scope, summary, linked, names, unlinkedNames };
     });
+    // A batch reads the store once per kind of read (and once per instant for change profiles), not once per question.
+    const versions = await facts.factVersions([...new Set(read.flatMap((entry) => entry.linked.map((subject) => subject.articleId)))]);
     const anchors = await this.anchors(read.map(({ scope, linked }, index) => ({ scope, linked, analysis: own[index]!, ...checked[index]! })));
-    const planned = read.map((entry, index) => {
+    const planned = read.map(({ unlinkedNames, ...entry }, index) => {
       const { asOf, turns } = checked[index]!;
+      const unknownNames = unlinkedNames.filter((name) => !namesAnAttribute(name, entry.linked, versions));
       const anchor = anchors[index] ?? null;
       const readsText = this.ports.timesIn !== undefined && turns.length === 0;
       // An event's time, once the text gives it, is the scope the snapshot clock answers for too; where
@@ -224,10 +236,8 @@ export class QuestionPlanner {
       const scope = event && anchor ? { ...event, ...anchor.period } : event && !readsText ? null : entry.scope;
       const ordinal: InstantPlan['ordinal'] = scope?.kind === TimeScopeKind.FIRST ? 'first' : scope?.kind === TimeScopeKind.LAST ? 'last' : null;
       const textPeriod = readsText ? periodReadInText(scope, anchor) : null;
-      return { ...entry, scope, anchor, ordinal, textPeriod, instants: scopeInstants(scope, asOf, snapshotDates) };
+      return { ...entry, unknownNames, scope, anchor, ordinal, textPeriod, instants: scopeInstants(scope, asOf, snapshotDates) };
     });
-    // A batch reads the store once per kind of read (and once per instant for change profiles), not once per question.
-    const versions = await facts.factVersions([...new Set(planned.flatMap((p) => p.linked.map((subject) => subject.articleId)))]);
     const unheard = new Set(await search.namesNeverMentioned([...new Set(planned.flatMap((p) => p.unknownNames))]));
     const articlesAt = new Map<number, { at: Date; ids: Set<string> }>();
     for (const [index, { instants, linked, textPeriod }] of planned.entries()) {

@@ -26,6 +26,13 @@ const initials = (words: readonly string[]): string =>
     .map((word) => word[0]!.toLowerCase())
     .join('');
 
+/** How a question may name an attribute as one name: its words ("cto") or their initials ("vp" for Vice President), lower case. */
+export function attributeNames(attribute: string): string[] {
+  const words = wordsOf(attribute);
+  const spelled = initials(words);
+  return words.length >= 2 && spelled.length >= 2 ? [words.join(' ').toLowerCase(), spelled] : [words.join(' ').toLowerCase()];
+}
+
 /** The attribute's key: its letters when it is an acronym ("CEO"), the initials of a role of three or more words. */
 function attributeKey(attribute: string): string | null {
   const words = wordsOf(attribute);

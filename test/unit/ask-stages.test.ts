@@ -164,6 +164,28 @@ describe('ask, stage by stage, on fakes', () => {
     assert.match(answer.decision.cues.join(' '), /knows nothing about "atlantis"/i);
   });
 
+  it('knows a name the facts give as an attribute, though no text writes it ("CTO", "VP" for Vice President)', async () => {
+    const company: FakeWorld = {
+      snapshots: ['2023-07-01'],
+      articles: [
+        {
+          id: 'OpenAI',
+          facts: [
+            { attribute: 'CTO', value: 'Mira Murati', from: '2023-07-01' },
+            { attribute: 'Vice President', value: 'Anna Makanju', from: '2023-07-01' },
+          ],
+          passages: [{ text: 'OpenAI is a research organisation in San Francisco.', from: '2023-07-01' }],
+        },
+      ],
+    };
+    for (const question of ["Who is OpenAI's CTO?", "Who is OpenAI's VP?"]) {
+      const answer = await ask({ question, asOf: new Date('2024-01-01') }, fakePorts(company));
+      assert.doesNotMatch(answer.decision.cues.join(' '), /knows nothing about/, question);
+    }
+    const stranger = await ask({ question: "Who is OpenAI's CFO?", asOf: new Date('2024-01-01') }, fakePorts(company));
+    assert.match(stranger.decision.cues.join(' '), /knows nothing about "cfo"/, 'an acronym no attribute spells is still unknown');
+  });
+
   it('does not adopt the current value for a past year the question names as an event: the 2024 champion did not win the 2023 final', async () => {
     const league: FakeWorld = {
       snapshots: ['2023-07-01', '2024-07-01'],
