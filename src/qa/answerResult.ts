@@ -4,7 +4,7 @@
  * adopted only when the gate trusts it and the question names nothing the store has never heard
  * of, and otherwise becomes an abstention with its best guess and why.
  */
-import { isAdopted, type Attempt, type GatedCandidate } from './attempts.js';
+import { isAdopted, isDescribed, type Attempt, type GatedCandidate } from './attempts.js';
 import { isReading } from './evidence.js';
 import type { AskedQuestion } from './planning.js';
 import type { PlanAnchor } from './textAnchors.js';
@@ -237,7 +237,10 @@ function answerFrom(
     ? (refusal ??
       typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ??
       quizObjection(plan.question.text, chosen.answer, chosen.evidence.text) ??
-      changedSinceNamedYear(plan, chosen.answer))
+      changedSinceNamedYear(plan, chosen.answer) ??
+      (plan.described && isDescribed(chosen.answer, plan.described)
+        ? `the question names "${plan.described}" by one of its facts, and asks something else of it`
+        : null))
     : null;
   const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && objection === null;
   const rest = candidates.filter((c) => c !== chosen).sort((a, b) => (b.certainty?.reliable ?? 0) - (a.certainty?.reliable ?? 0));

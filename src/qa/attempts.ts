@@ -6,6 +6,7 @@
  * classifier) and adaptive re-retrieval each take attempts and give back new ones.
  */
 import { queryTerms, SearchMode, SearchUnit } from '../retrieval/retriever.js';
+import { f1Score } from './answerMetrics.js';
 import { gateFeatures } from './certaintyGate.js';
 import { documentEvidence, factEvidence, hitEvidence } from './evidence.js';
 import type { InstantPlan } from './planning.js';
@@ -222,11 +223,24 @@ export function bestByReliability(candidates: readonly GatedCandidate[]): GatedC
  */
 export function choose(attempt: Attempt): Attempt {
   const best =
-    attempt.plan.mode === RetrievalMode.ALWAYS ? (attempt.candidates.find((c) => c.evidence.rank === 1) ?? null) : bestByReliability(attempt.candidates);
+    attempt.plan.mode === RetrievalMode.ALWAYS ? (attempt.candidates.find((c) => c.evidence.rank === 1) ?? null) : bestByReliability(answering(attempt));
   const value = attempt.plan.factMatch?.fact.value;
   const cut = best && value ? cutToName(best, value) : best;
   if (cut === best) return { ...attempt, chosen: best };
   return { ...attempt, candidates: attempt.candidates.map((candidate) => (candidate === best ? cut! : candidate)), chosen: cut };
+}
+
+/** The candidates that may answer: not the thing the question names by a fact ("the ChatGPT developer"), while others remain. */
+function answering(attempt: Attempt): readonly GatedCandidate[] {
+  const { described } = attempt.plan;
+  if (!described) return attempt.candidates;
+  const others = attempt.candidates.filter((candidate) => candidate.answer !== '' && !isDescribed(candidate.answer, described));
+  return others.length > 0 ? others : attempt.candidates;
+}
+
+/** Whether an answer is the value the question names its subject by. */
+export function isDescribed(answer: string, described: string): boolean {
+  return f1Score(answer, [described]) >= 0.5;
 }
 
 function cutToName(candidate: GatedCandidate, name: string): GatedCandidate {

@@ -11,6 +11,7 @@ import { SearchUnit } from '../retrieval/retriever.js';
 import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
 import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
 import { decideRetrieval } from './decision.js';
+import { describesBy } from './describedSubject.js';
 import { documentEvidence, factEvidence } from './evidence.js';
 import { FactLinker, formerValues, neighbourOfNamed, valueOfNamedYear, type FactMatch } from './factLinker.js';
 import type { Generator } from './generators/types.js';
@@ -43,6 +44,8 @@ export interface InstantPlan {
   readonly formerValues: readonly string[];
   /** A past year the question names as an event ("the 2023 final"), with the asked fact's other value at its end. */
   readonly namedYearValue: { year: number; value: string } | null;
+  /** The value of a fact by which the question names what it asks about ("the ChatGPT developer": OpenAI): never its answer. */
+  readonly described: string | null;
   readonly memoryFact: FactRecord | null;
   readonly conversationEvidence: readonly Evidence[];
   readonly decision: Decision;
@@ -289,6 +292,8 @@ export class QuestionPlanner {
               const previous = await facts.previousFact(factMatch.fact.id);
               factMatch = previous ? { ...factMatch, fact: previous } : null;
             }
+            const described = factMatch && describesBy(question, factMatch.fact.attribute) ? factMatch.fact.value : null;
+            if (described) factMatch = null;
             const asked = factMatch?.fact;
             let decision = decideRetrieval({
               question: analysis,
@@ -321,6 +326,7 @@ export class QuestionPlanner {
               factMatch,
               formerValues: asked ? formerValues(versions.get(asked.subject) ?? [], asked, instant) : [],
               namedYearValue: asked && !scope ? valueOfNamedYear(versions.get(asked.subject) ?? [], asked, analysis.years, instant) : null,
+              described,
               memoryFact,
               conversationEvidence: continued.evidence,
               decision: settledDecision(decision, mode, { turns, summary, covered: continued.covered, cues: continued.cues }),
@@ -345,6 +351,7 @@ export class QuestionPlanner {
                 subjects: linked,
                 profiles: profilesAt.get(asOf.getTime())!,
                 factMatch: null,
+                described: null,
                 formerValues: [],
                 namedYearValue: null,
                 memoryFact: null,

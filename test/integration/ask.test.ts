@@ -94,6 +94,25 @@ describe('ask on the demo corpus', () => {
     assert.equal(data.ask.adopted, false, `got ${data.ask.guess}`);
   });
 
+  it('does not answer with the fact by which a question names its subject: "the ChatGPT developer" is OpenAI', async () => {
+    const { data } = await execute(runtime, ASK, { q: 'Who chairs the directors at the ChatGPT developer?', asOf: '2024-11-01', mode: 'GATED' });
+    assert.notEqual(data.ask.guess, 'OpenAI');
+    assert.equal(data.ask.adopted, false, `adopted ${data.ask.guess}`);
+    const asked = await execute(runtime, ASK, { q: 'Who developed ChatGPT?', asOf: '2024-11-01', mode: 'GATED' });
+    assert.equal(asked.data.ask.guess, 'OpenAI', 'asked for, the fact answers');
+  });
+
+  it("knows the names people use that no text writes: Britain, a fact's attribute (CTO)", async () => {
+    for (const [q, asOf, expected] of [
+      ["Who is Britain's deputy PM?", '2024-11-01', 'Angela Rayner'],
+      ["Who was OpenAI's CTO in 2023?", '2025-02-01', 'Mira Murati'],
+    ]) {
+      const { data } = await execute(runtime, ASK, { q, asOf, mode: 'GATED' });
+      assert.equal(data.ask.guess, expected, q);
+      assert.doesNotMatch(data.ask.decision.cues.join(' '), /knows nothing about/, q);
+    }
+  });
+
   it('does not adopt a place for a who-question: City beat Inter Milan in Istanbul, not Istanbul', async () => {
     const { data } = await execute(runtime, ASK, {
       q: 'Who did Manchester City beat in the 2023 Champions League final?',
