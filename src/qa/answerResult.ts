@@ -238,8 +238,8 @@ function answerFrom(
       typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ??
       quizObjection(plan.question.text, chosen.answer, chosen.evidence.text) ??
       changedSinceNamedYear(plan, chosen.answer) ??
-      (plan.described && isDescribed(chosen.answer, plan.described)
-        ? `the question names "${plan.described}" by one of its facts, and asks something else of it`
+      (plan.described && isDescribed(chosen.answer, plan.described.value)
+        ? `the question names "${plan.described.value}" by one of its facts, and asks something else of it`
         : null))
     : null;
   const adopted = isAdopted(gate, chosen) && strangers.length === 0 && unsaid.length === 0 && objection === null;

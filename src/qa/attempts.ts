@@ -232,7 +232,7 @@ export function choose(attempt: Attempt): Attempt {
 
 /** The candidates that may answer: not the thing the question names by a fact ("the ChatGPT developer"), while others remain. */
 function answering(attempt: Attempt): readonly GatedCandidate[] {
-  const { described } = attempt.plan;
+  const described = attempt.plan.described?.value;
   if (!described) return attempt.candidates;
   const others = attempt.candidates.filter((candidate) => candidate.answer !== '' && !isDescribed(candidate.answer, described));
   return others.length > 0 ? others : attempt.candidates;

@@ -24,11 +24,18 @@ const inName = (words: readonly string[], at: number): boolean => capitalised(wo
 
 const termsOf = (word: string): string[] => [...contentTerms(word)];
 
-/** Whether the question names, by `attribute`, the thing it asks about (its subject) rather than what it asks for. */
-export function describesBy(question: string, attribute: string): boolean {
+/** Where a question names a thing by one of its facts: the phrase after the preposition ("the ChatGPT developer"), as offsets in the question. */
+export interface DescribingPhrase {
+  from: number;
+  to: number;
+}
+
+/** Where the question names, by `attribute`, the thing it asks about (its subject) rather than asking for it; null where it does not. */
+export function describingPhrase(question: string, attribute: string): DescribingPhrase | null {
   const wanted = contentTerms(attribute);
-  if (wanted.size === 0) return false;
-  const words = question.match(/[\p{L}\p{N}]+(?:['’.-][\p{L}\p{N}]+)*/gu) ?? [];
+  if (wanted.size === 0) return null;
+  const matches = [...question.matchAll(/[\p{L}\p{N}]+(?:['’.-][\p{L}\p{N}]+)*/gu)];
+  const words = matches.map((match) => match[0]);
   // Written with a capital, the attribute's word is part of a name ("of World Chess Championship").
   const inAttribute = (word: string): boolean => {
     if (capitalised(word)) return false;
@@ -52,7 +59,7 @@ export function describesBy(question: string, attribute: string): boolean {
       at--;
     }
     if (at < 1 || !named || !PREPOSITIONS.has(words[at]!.toLowerCase())) continue;
-    if (contentTerms(words.slice(0, at).join(' ')).size > 0) return true;
+    if (contentTerms(words.slice(0, at).join(' ')).size > 0) return { from: matches[at + 1]!.index, to: matches[end]!.index + words[end]!.length };
   }
-  return false;
+  return null;
 }

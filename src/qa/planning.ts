@@ -11,7 +11,7 @@ import { SearchUnit } from '../retrieval/retriever.js';
 import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
 import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
 import { decideRetrieval } from './decision.js';
-import { describesBy } from './describedSubject.js';
+import { describingPhrase, type DescribingPhrase } from './describedSubject.js';
 import { documentEvidence, factEvidence } from './evidence.js';
 import { FactLinker, formerValues, neighbourOfNamed, valueOfNamedYear, type FactMatch } from './factLinker.js';
 import type { Generator } from './generators/types.js';
@@ -44,8 +44,8 @@ export interface InstantPlan {
   readonly formerValues: readonly string[];
   /** A past year the question names as an event ("the 2023 final"), with the asked fact's other value at its end. */
   readonly namedYearValue: { year: number; value: string } | null;
-  /** The value of a fact by which the question names what it asks about ("the ChatGPT developer": OpenAI): never its answer. */
-  readonly described: string | null;
+  /** The value of a fact by which the question names what it asks about ("the ChatGPT developer": OpenAI), never its answer, and where it does so. */
+  readonly described: { value: string; phrase: string; at: DescribingPhrase } | null;
   readonly memoryFact: FactRecord | null;
   readonly conversationEvidence: readonly Evidence[];
   readonly decision: Decision;
@@ -175,8 +175,39 @@ export class QuestionPlanner {
     this.linker = new FactLinker((texts) => ports.encoder.embedQueries(texts), ports.encoder.dimension);
   }
 
-  /** Every request checked and planned; `where` names the argument in errors ("questions[3].k"). */
+  /**
+   * Every request checked and planned; `where` names the argument in errors ("questions[3].k").
+   * A question that names its subject by a fact whose value is an article ("Who chairs the board
+   * at the ChatGPT developer?": OpenAI) is planned once more, as asked of that article.
+   */
   async plan(requests: readonly AskRequest[], defaultAsOf: Date, where: string): Promise<AskedQuestion[]> {
+    const asked = await this.planOnce(requests, defaultAsOf, where);
+    const titles = this.subjectIndex?.index;
+    const hops = asked.flatMap((question, index) => {
+      const described = question.plans.find((plan) => plan.described)?.described;
+      if (!described || !titles?.link(described.value).some((subject) => subject.coverage === 1)) return [];
+      const text = requests[index]!.question;
+      return [
+        { index, described, request: { ...requests[index]!, question: `${text.slice(0, described.at.from)}${described.value}${text.slice(described.at.to)}` } },
+      ];
+    });
+    if (hops.length === 0) return asked;
+    const replanned = await this.planOnce(
+      hops.map(({ request }) => request),
+      defaultAsOf,
+      where,
+    );
+    hops.forEach(({ index, described }, n) => {
+      const cue = `the question names ${described.value} as "${described.phrase}": asked of ${described.value}`;
+      // Still never its own answer: "OpenAI" does not chair OpenAI's board.
+      const withCue = (plan: InstantPlan): InstantPlan => ({ ...plan, described, decision: { ...plan.decision, cues: [cue, ...plan.decision.cues] } });
+      const hop = replanned[n]!;
+      asked[index] = { ...hop, question: asked[index]!.question, plans: hop.plans.map(withCue), textPlan: hop.textPlan && withCue(hop.textPlan) };
+    });
+    return asked;
+  }
+
+  private async planOnce(requests: readonly AskRequest[], defaultAsOf: Date, where: string): Promise<AskedQuestion[]> {
     const { facts, search, encoder, generators } = this.ports;
     if (requests.length > ASK_LIMITS.maxBatch) throw new AskInputError(where, `at most ${ASK_LIMITS.maxBatch} questions per batch, got ${requests.length}`);
     const snapshots = await facts.snapshots();
@@ -292,7 +323,8 @@ export class QuestionPlanner {
               const previous = await facts.previousFact(factMatch.fact.id);
               factMatch = previous ? { ...factMatch, fact: previous } : null;
             }
-            const described = factMatch && describesBy(question, factMatch.fact.attribute) ? factMatch.fact.value : null;
+            const phrase = factMatch && describingPhrase(question, factMatch.fact.attribute);
+            const described = factMatch && phrase ? { value: factMatch.fact.value, phrase: question.slice(phrase.from, phrase.to), at: phrase } : null;
             if (described) factMatch = null;
             const asked = factMatch?.fact;
             let decision = decideRetrieval({
