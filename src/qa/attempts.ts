@@ -186,6 +186,7 @@ export async function gateCandidates(attempts: readonly Attempt[], gate: Gate | 
           factMatch: plan.factMatch,
           formerValues: [...plan.formerValues],
           subjectCoverage: subject?.coverage ?? 0,
+          subjectWords: subject?.words ?? [],
           profile: plan.profiles.get(candidate.evidence.articleId),
           asOf: plan.asOf,
           timeSensitive: plan.decision.timeSensitive,
