@@ -75,6 +75,9 @@ export interface AskedQuestion {
 /** The scopes a text is read for as the question words them: a period or an instant, not "now" or "the previous one" (an event's time or a named value's neighbour is read through its anchor). */
 const READ_IN_TEXT = new Set([TimeScopeKind.AT, TimeScopeKind.DURING, TimeScopeKind.BEFORE, TimeScopeKind.AFTER, TimeScopeKind.SINCE]);
 
+/** A question about who won something in a period ("Who won the women's singles at Wimbledon in 2024?"). */
+const WINNING = /\b(?:won|wins?|beat|defeated|crowned)\b/i;
+
 /** An attribute whose value is the first of its kind: "First holder", "Founder", "Inaugural winner". */
 const FIRST_OF_ITS_KIND = /\b(?:first|founders?|founding|inaugural|original)\b/i;
 
@@ -270,7 +273,10 @@ export class QuestionPlanner {
       const scope = event && anchor ? { ...event, ...anchor.period } : event && !readsText ? null : entry.scope;
       const ordinal: InstantPlan['ordinal'] = scope?.kind === TimeScopeKind.FIRST ? 'first' : scope?.kind === TimeScopeKind.LAST ? 'last' : null;
       const textPeriod = readsText ? periodReadInText(scope, anchor) : null;
-      return { ...entry, unknownNames, scope, anchor, ordinal, textPeriod, instants: scopeInstants(scope, asOf, snapshotDates) };
+      const instants = scopeInstants(scope, asOf, snapshotDates);
+      // Who won in a period is who held the title at its end, not longest: the 2024 winner is crowned in 2024.
+      const won = scope?.kind === TimeScopeKind.DURING && WINNING.test(checked[index]!.question);
+      return { ...entry, unknownNames, scope, anchor, ordinal, textPeriod, instants: won ? { ...instants, main: 'last' as const } : instants };
     });
     const unheard = new Set(await search.namesNeverMentioned([...new Set(planned.flatMap((p) => p.unknownNames))]));
     const articlesAt = new Map<number, { at: Date; ids: Set<string> }>();

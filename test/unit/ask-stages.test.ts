@@ -186,6 +186,32 @@ describe('ask, stage by stage, on fakes', () => {
     assert.match(stranger.decision.cues.join(' '), /knows nothing about "cfo"/, 'an acronym no attribute spells is still unknown');
   });
 
+  it('answers who won in a period by the title’s holder at its end, who held it by the longest holder', async () => {
+    const champions: FakeWorld = {
+      snapshots: ['2023-07-01', '2024-07-01', '2024-10-01'],
+      articles: [
+        {
+          id: 'Wimbledon',
+          facts: [
+            { attribute: 'Champion', value: 'Elena Rybakina', from: '2023-07-01', to: '2024-07-01' },
+            { attribute: 'Champion', value: 'Markéta Vondroušová', from: '2024-07-01', to: '2024-10-01' },
+            { attribute: 'Champion', value: 'Barbora Krejčíková', from: '2024-10-01' },
+          ],
+          passages: [
+            { text: 'The champion of Wimbledon is Elena Rybakina.', from: '2023-07-01', to: '2024-07-01' },
+            { text: 'The champion of Wimbledon is Markéta Vondroušová.', from: '2024-07-01', to: '2024-10-01' },
+            { text: 'The champion of Wimbledon is Barbora Krejčíková.', from: '2024-10-01' },
+          ],
+        },
+      ],
+    };
+    const won = await ask({ question: 'Who won the Wimbledon championship in 2024?', asOf: new Date('2025-02-01') }, fakePorts(champions));
+    assert.equal(won.guess, 'Barbora Krejčíková');
+    assert.match(won.decision.cues[0]!, /\(the last answer first\)/);
+    const held = await ask({ question: 'Who was the Wimbledon champion in 2024?', asOf: new Date('2025-02-01') }, fakePorts(champions));
+    assert.equal(held.guess, 'Elena Rybakina');
+  });
+
   it('does not adopt the current value for a past year the question names as an event: the 2024 champion did not win the 2023 final', async () => {
     const league: FakeWorld = {
       snapshots: ['2023-07-01', '2024-07-01'],
