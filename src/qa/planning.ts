@@ -17,7 +17,7 @@ import { FactLinker, formerValues, neighbourOfNamed, valueOfNamedYear, type Fact
 import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, namedNeighbour, questionNames, type QuestionAnalysis } from './question.js';
-import { attributeNames } from './roleAcronyms.js';
+import { namesAnAttribute } from './roleAcronyms.js';
 import { respell, SubjectIndex, type LinkedSubject } from './subjects.js';
 import { anchorsInText, type PlanAnchor } from './textAnchors.js';
 import type { Period } from './textTime.js';
@@ -82,14 +82,6 @@ const WINNING = /\b(?:won|wins?|beat|defeated|crowned)\b/i;
 const FIRST_OF_ITS_KIND = /\b(?:first|founders?|founding|inaugural|original)\b/i;
 
 /** The question with some of its words taken out (its time scope: what the text is searched for). */
-/**
- * Whether a name the question uses is an attribute of a subject it names ("OpenAI's CTO",
- * "Argentina's VP"): the store knows it from the facts, though no text may write it.
- */
-function namesAnAttribute(name: string, linked: readonly LinkedSubject[], versions: ReadonlyMap<string, readonly FactRecord[]>): boolean {
-  return linked.some((subject) => (versions.get(subject.articleId) ?? []).some((fact) => attributeNames(fact.attribute).includes(name)));
-}
-
 function without(question: string, words: string): string {
   return question
     .replace(words, ' ')

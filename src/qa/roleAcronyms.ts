@@ -10,6 +10,7 @@
  */
 
 import { contentTerms } from '../text/language.js';
+import type { FactRecord } from '../domain/model.js';
 import { isTypoOf, type LinkedSubject } from './subjects.js';
 
 /** How an attribute stands to the role a question names. */
@@ -31,6 +32,14 @@ export function attributeNames(attribute: string): string[] {
   const words = wordsOf(attribute);
   const spelled = initials(words);
   return words.length >= 2 && spelled.length >= 2 ? [words.join(' ').toLowerCase(), spelled] : [words.join(' ').toLowerCase()];
+}
+
+/**
+ * Whether a name the question uses is an attribute of a subject it names ("OpenAI's CTO",
+ * "Argentina's VP"): the store knows it from the facts, though no text may write it.
+ */
+export function namesAnAttribute(name: string, linked: readonly LinkedSubject[], versions: ReadonlyMap<string, readonly FactRecord[]>): boolean {
+  return linked.some((subject) => (versions.get(subject.articleId) ?? []).some((fact) => attributeNames(fact.attribute).includes(name)));
 }
 
 /** The attribute's key: its letters when it is an acronym ("CEO"), the initials of a role of three or more words. */
