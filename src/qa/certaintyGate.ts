@@ -134,9 +134,9 @@ export function gateFeatures(context: GateContext): number[] {
   // A fact states its article, which the question may name by another form ("the Fed", "the UK"),
   // and its attribute, which a name may give as initials ("VP"). Not extended to passages: on held-out
   // SQuAD, "EU" naming European Union law's articles adopted two more wrong answers and one right fewer.
-  const namesArticle = (name: string): boolean => context.subjectWords.length > 0 && name.split(' ').every((word) => context.subjectWords.includes(word));
-  const attribute = isFact ? (factMatch?.fact.id === evidence.id ? factMatch.fact.attribute : null) : null;
-  const namesFact = (name: string): boolean => isFact && (namesArticle(name) || (attribute !== null && attributeNames(attribute).includes(name)));
+  const attributeForms = ownFact ? attributeNames(factMatch.fact.attribute) : [];
+  const namesFact = (name: string): boolean =>
+    isFact && (name.split(' ').every((word) => context.subjectWords.includes(word)) || attributeForms.includes(name));
   return [
     isFact ? 1 : 0,
     ownFact ? factMatch.similarity : 0,
