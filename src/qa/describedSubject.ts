@@ -24,6 +24,20 @@ const inName = (words: readonly string[], at: number): boolean => capitalised(wo
 
 const termsOf = (word: string): string[] => [...contentTerms(word)];
 
+/** A question's subject named by a fact: the fact's value, the phrase that names it, and the question asked of the value instead. */
+export interface DescribedSubject {
+  value: string;
+  phrase: string;
+  askedOf: string;
+}
+
+/** The subject the question names by `fact` ("the ChatGPT developer": OpenAI), or null where it asks for the fact. */
+export function describedBy(question: string, fact: { attribute: string; value: string }): DescribedSubject | null {
+  const at = describingPhrase(question, fact.attribute);
+  if (!at) return null;
+  return { value: fact.value, phrase: question.slice(at.from, at.to), askedOf: `${question.slice(0, at.from)}${fact.value}${question.slice(at.to)}` };
+}
+
 /** Where a question names a thing by one of its facts: the phrase after the preposition ("the ChatGPT developer"), as offsets in the question. */
 export interface DescribingPhrase {
   from: number;

@@ -11,7 +11,7 @@ import { SearchUnit } from '../retrieval/retriever.js';
 import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
 import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
 import { decideRetrieval } from './decision.js';
-import { describingPhrase, type DescribingPhrase } from './describedSubject.js';
+import { describedBy, type DescribedSubject } from './describedSubject.js';
 import { documentEvidence, factEvidence } from './evidence.js';
 import { FactLinker, formerValues, neighbourOfNamed, valueOfNamedYear, type FactMatch } from './factLinker.js';
 import type { Generator } from './generators/types.js';
@@ -44,8 +44,8 @@ export interface InstantPlan {
   readonly formerValues: readonly string[];
   /** A past year the question names as an event ("the 2023 final"), with the asked fact's other value at its end. */
   readonly namedYearValue: { year: number; value: string } | null;
-  /** The value of a fact by which the question names what it asks about ("the ChatGPT developer": OpenAI), never its answer, and where it does so. */
-  readonly described: { value: string; phrase: string; at: DescribingPhrase } | null;
+  /** The fact by which the question names what it asks about ("the ChatGPT developer": OpenAI): its value is never the answer. */
+  readonly described: DescribedSubject | null;
   readonly memoryFact: FactRecord | null;
   readonly conversationEvidence: readonly Evidence[];
   readonly decision: Decision;
@@ -181,10 +181,7 @@ export class QuestionPlanner {
     const hops = asked.flatMap((question, index) => {
       const described = question.plans.find((plan) => plan.described)?.described;
       if (!described || !titles?.link(described.value).some((subject) => subject.coverage === 1)) return [];
-      const text = requests[index]!.question;
-      return [
-        { index, described, request: { ...requests[index]!, question: `${text.slice(0, described.at.from)}${described.value}${text.slice(described.at.to)}` } },
-      ];
+      return [{ index, described, request: { ...requests[index]!, question: described.askedOf } }];
     });
     if (hops.length === 0) return asked;
     const replanned = await this.planOnce(
@@ -321,8 +318,7 @@ export class QuestionPlanner {
               const previous = await facts.previousFact(factMatch.fact.id);
               factMatch = previous ? { ...factMatch, fact: previous } : null;
             }
-            const phrase = factMatch && describingPhrase(question, factMatch.fact.attribute);
-            const described = factMatch && phrase ? { value: factMatch.fact.value, phrase: question.slice(phrase.from, phrase.to), at: phrase } : null;
+            const described = factMatch && describedBy(question, factMatch.fact);
             if (described) factMatch = null;
             const asked = factMatch?.fact;
             let decision = decideRetrieval({

@@ -98,6 +98,8 @@ describe('ask on the demo corpus', () => {
     const { data } = await execute(runtime, ASK, { q: 'Who chairs the directors at the ChatGPT developer?', asOf: '2024-11-01', mode: 'GATED' });
     assert.equal(data.ask.guess, 'Bret Taylor');
     assert.ok(data.ask.decision.cues.includes('the question names OpenAI as "the ChatGPT developer": asked of OpenAI'));
+    const padded = await execute(runtime, ASK, { q: '   Who chairs the directors at the ChatGPT developer?', asOf: '2024-11-01', mode: 'GATED' });
+    assert.equal(padded.data.ask.guess, 'Bret Taylor', 'the phrase is found in the question as checked (trimmed)');
     const asked = await execute(runtime, ASK, { q: 'Who developed ChatGPT?', asOf: '2024-11-01', mode: 'GATED' });
     assert.equal(asked.data.ask.guess, 'OpenAI', 'asked for, the fact answers');
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describingPhrase } from '../../src/qa/describedSubject.js';
+import { describedBy, describingPhrase } from '../../src/qa/describedSubject.js';
 
 const describes = (question: string, attribute: string, phrase: string): void => {
   const found = describingPhrase(question, attribute);
@@ -33,5 +33,14 @@ describe('a question that names its subject by a fact', () => {
     asks("What is the Bank of Japan's policy rate?", 'Policy rate');
     asks("What was the Bank of England's Bank Rate in October 2024?", 'Bank Rate');
     asks('When was the first championship of World Chess Championship?', 'First championship');
+  });
+
+  it('asks the question of the fact’s value in the phrase’s place', () => {
+    assert.deepEqual(describedBy('Who chairs the directors at the ChatGPT developer?', { attribute: 'Developer', value: 'OpenAI' }), {
+      value: 'OpenAI',
+      phrase: 'the ChatGPT developer',
+      askedOf: 'Who chairs the directors at OpenAI?',
+    });
+    assert.equal(describedBy('Who is the ChatGPT developer?', { attribute: 'Developer', value: 'OpenAI' }), null);
   });
 });
