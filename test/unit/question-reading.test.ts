@@ -88,6 +88,32 @@ describe('answer metrics and question reading', () => {
     assert.equal(respelled('Which club plays at Anfeild?'), 'Which club plays at Anfeild?', 'no title named, nothing respelled');
   });
 
+  it('links a title across every typo of one letter, among thousands of others', () => {
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    const others = Array.from({ length: 3000 }, (_, i) => {
+      const word = (n: number) => Array.from({ length: 5 + (n % 4) }, (_, j) => letters[(n * 7 + j * 13 + i) % 26]).join('');
+      return { id: `other ${i}`, title: `${word(i)} ${word(i + 1)}` };
+    });
+    const index = new SubjectIndex([...others, { id: 'Liverpool', title: 'Liverpool F.C.' }]);
+    const word = 'liverpool';
+    const typos = Array.from(word, (_, i) => [
+      word.slice(0, i) + word.slice(i + 1),
+      word.slice(0, i) + 'x' + word.slice(i),
+      word.slice(0, i) + (word[i] === 'z' ? 'y' : 'z') + word.slice(i + 1),
+      word.slice(0, i) + word.slice(i + 1, i + 2) + word[i] + word.slice(i + 2),
+    ]).flat();
+    for (const typo of new Set(typos.filter((typo) => typo !== word))) {
+      assert.deepEqual(
+        index
+          .link(`who wears the armband at ${typo}?`)
+          .filter((s) => s.coverage === 1)
+          .map((s) => s.articleId),
+        ['Liverpool'],
+        typo,
+      );
+    }
+  });
+
   it('links no title by a function word, a month, a word of its brackets, or a real word near a title word (found on TimeQA)', () => {
     const index = new SubjectIndex(
       ['Simferopol', 'Fort Tilden', 'Andrzej Panufnik', 'Florence', 'Brad Wenstrup', 'Paul Sturrock', 'Zerelda James', 'Leimen (Baden)', 'Alan Baró'].map(
