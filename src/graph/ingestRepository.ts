@@ -1,5 +1,5 @@
 import type { ArticlePlan, ArticleState, PlannedChange } from '../domain/plan.js';
-import { currentVersionCypher } from './validity.js';
+import { closeVersionCypher, currentVersionCypher, OPEN_VALIDITY_KEY, validityKeyCypher } from './validity.js';
 import { int, type CypherRunner } from './database.js';
 import { ChangeKind } from '../domain/model.js';
 import { toNeo4jDateTime } from './temporal.js';
@@ -21,6 +21,9 @@ export interface SnapshotContext {
 function searchTextCypher(article: string, text: string): string {
   return `CASE WHEN coalesce(${article}.title, '') = '' THEN ${text} ELSE ${article}.title + '\n' + ${text} END`;
 }
+
+/** A new sentence's or passage's validity keys (graph/validity.ts), valid from the snapshot's `$at` on. */
+const OPEN_UNIT_KEYS = (unit: string): string => `${unit}.validFromKey = ${validityKeyCypher('$at')}, ${unit}.validToKey = '${OPEN_VALIDITY_KEY}'`;
 
 /**
  * The article's own fields before a snapshot overwrites them (versions keep their history, the
@@ -130,7 +133,7 @@ export class IngestRepository {
       `UNWIND $sentences AS row
        MATCH (a:Article {id: row.articleId})
        CREATE (a)-[:HAS_SENTENCE]->(s:Sentence:PendingEmbedding)
-       SET s = row, s.validFrom = $at, s.recordedAt = datetime(), s.searchText = ${searchTextCypher('a', 'row.text')}`,
+       SET s = row, s.validFrom = $at, s.recordedAt = datetime(), s.searchText = ${searchTextCypher('a', 'row.text')}, ${OPEN_UNIT_KEYS('s')}`,
       { ...params, sentences: plans.flatMap((plan) => plan.createSentences.map(storedVersion)) },
     );
     await this.tx.run(
@@ -144,7 +147,7 @@ export class IngestRepository {
       `UNWIND $passages AS row
        MATCH (a:Article {id: row.articleId})
        CREATE (a)-[:HAS_PASSAGE]->(p:Passage:PendingEmbedding)
-       SET p = row, p.validFrom = $at, p.recordedAt = datetime(), p.searchText = ${searchTextCypher('a', 'row.text')}`,
+       SET p = row, p.validFrom = $at, p.recordedAt = datetime(), p.searchText = ${searchTextCypher('a', 'row.text')}, ${OPEN_UNIT_KEYS('p')}`,
       { ...params, passages: plans.flatMap((plan) => plan.createPassages.map(storedVersion)) },
     );
     await this.link(
@@ -174,7 +177,7 @@ export class IngestRepository {
        SET a.validTo = $at, a.lastSnapshotId = $snapshotId
        WITH a
        OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE ${currentVersionCypher('v')}
-       SET v.validTo = $at, v.closedAt = datetime()
+       SET ${closeVersionCypher('v', '$at')}
        RETURN DISTINCT a.id AS id`,
       { presentIds, at, snapshotId: snapshot.id },
     );
@@ -206,7 +209,7 @@ export class IngestRepository {
        }
        CALL (a) {
          OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE v.validTo = $at
-         SET v.validTo = null REMOVE v.closedAt
+         SET v.validTo = null, v.validToKey = CASE WHEN v:Fact THEN null ELSE '${OPEN_VALIDITY_KEY}' END REMOVE v.closedAt
        }
        WITH a, a.validFrom = $at AS created
        CALL (a, created) {
@@ -239,7 +242,7 @@ export class IngestRepository {
   /** Ends the valid time of versions; closedAt (transaction time) lets vector indexes catch up. */
   private async closeVersions(ids: string[], label: 'Sentence' | 'Fact' | 'Passage', at: unknown): Promise<void> {
     if (ids.length === 0) return;
-    await this.tx.run(`UNWIND $ids AS id MATCH (v:${label} {id: id}) SET v.validTo = $at, v.closedAt = datetime()`, { ids, at });
+    await this.tx.run(`UNWIND $ids AS id MATCH (v:${label} {id: id}) SET ${closeVersionCypher('v', '$at')}`, { ids, at });
   }
 
   private async link(label: 'Sentence' | 'Fact', type: 'REVISED_AS' | 'SUPERSEDED_BY', links: Array<{ from: string; to: string }>): Promise<void> {

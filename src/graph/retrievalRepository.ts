@@ -1,7 +1,7 @@
 import { int, type CypherRunner } from './database.js';
 import { fromNeo4jDateTime, requireDate, toNeo4jDateTime } from './temporal.js';
 import { deepenUntilEnoughValid } from '../domain/time.js';
-import { currentVersionCypher, knownAsOfCypher, validAtCypher } from './validity.js';
+import { currentVersionCypher, knownAsOfCypher, validAtCypher, validAtLucene } from './validity.js';
 import type { EventTime } from '../domain/model.js';
 import { EVENT_TIME_FIELDS, eventTimesOf } from './eventTimeProperties.js';
 
@@ -287,9 +287,9 @@ export class RetrievalRepository {
   }
 
   /**
-   * BM25 search through Neo4j's fulltext index (Lucene), keeping units valid at asOf. Lucene
-   * does not know valid time, so it is asked for a wider candidate list than k, deepened while
-   * closed versions crowd out the valid ones. The units at `alsoLoadRowIds` (another retriever's
+   * BM25 search through Neo4j's fulltext index (Lucene), keeping units valid at asOf: Lucene
+   * keeps those whose validity keys say so (validAtLucene), and the list is still checked and
+   * deepened by valid time, which decides. The units at `alsoLoadRowIds` (another retriever's
    * candidates) are loaded in the same round trip, so a hybrid search needs no second query to
    * turn fused candidates into units.
    */
@@ -315,7 +315,7 @@ export class RetrievalRepository {
          RETURN scanned, hits, loaded`,
         {
           index: FULLTEXT_INDEX[label],
-          query: escaped,
+          query: `searchText:(${escaped}) AND ${validAtLucene(asOf)}`,
           candidates: int(candidates),
           k: int(k),
           asOf: toNeo4jDateTime(asOf),

@@ -21,3 +21,41 @@ export function currentVersionCypher(v: string): string {
 export function knownAsOfCypher(v: string): string {
   return `${v}.validFrom <= $asOf`;
 }
+
+/**
+ * Valid time as text Lucene can range over, since the fulltext index cannot compare datetimes:
+ * the epoch milliseconds moved past zero by 10^16 (any JavaScript date, also before 1970) and
+ * written in 17 digits, so the keys sort as the instants do. Sentences and passages carry a key
+ * of their validFrom and one of their validTo (OPEN_VALIDITY_KEY while current) beside their
+ * searchText, in the same fulltext index, and a lexical search as of a date asks Lucene only for
+ * the versions valid then: in a store that grew after asOf, the rest would crowd them out.
+ */
+const KEY_OFFSET_MS = 10n ** 16n;
+const KEY_DIGITS = 17;
+/** The validTo key of a version no snapshot has closed: above every instant's key. */
+export const OPEN_VALIDITY_KEY = '9'.repeat(KEY_DIGITS);
+
+export function validityKey(instant: Date): string {
+  return (BigInt(instant.getTime()) + KEY_OFFSET_MS).toString().padStart(KEY_DIGITS, '0');
+}
+
+/** validityKey for a Cypher DateTime expression. */
+export function validityKeyCypher(dateTime: string): string {
+  return `right('${'0'.repeat(KEY_DIGITS)}' + toString(${dateTime}.epochMillis + ${KEY_OFFSET_MS}), ${KEY_DIGITS})`;
+}
+
+/**
+ * A Lucene clause, to AND with a query of the same fulltext index, keeping the versions valid at
+ * `asOf` by their keys (boosted 0, so the scores are the words' alone). Both bounds are inclusive:
+ * a key drops what a millisecond cannot hold, so Lucene keeps a superset of validAtCypher, which
+ * still decides.
+ */
+export function validAtLucene(asOf: Date): string {
+  const key = validityKey(asOf);
+  return `validFromKey:[0 TO ${key}]^0 AND validToKey:[${key} TO ${OPEN_VALIDITY_KEY}]^0`;
+}
+
+/** The SET items that close version `v` at the DateTime expression `at` (its validTo key too, where it has one). */
+export function closeVersionCypher(v: string, at: string): string {
+  return `${v}.validTo = ${at}, ${v}.closedAt = datetime(), ${v}.validToKey = CASE WHEN ${v}:Fact THEN null ELSE ${validityKeyCypher(at)} END`;
+}

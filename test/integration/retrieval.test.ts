@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { OPEN_VALIDITY_KEY, validityKeyCypher } from '../../src/graph/validity.js';
 import { SearchMode, SearchUnit } from '../../src/retrieval/retriever.js';
 import { RetrievalService } from '../../src/retrieval/retrievalService.js';
 import type { Logger } from '../../src/platform/logger.js';
@@ -231,5 +232,25 @@ describe('lexical search text', () => {
       !(await lexical('Bayern', '2024-02-01')).some((hit) => hit.text === 'The club plays in the Allianz Arena.'),
       'no new title on the closed version',
     );
+  });
+
+  it('asks Lucene only for the versions valid as of the date, also in a store that grew after it', async () => {
+    const later = Array.from({ length: 300 }, (_, i) => article(`later ${i}`, `Member ${i} has been club president since 2024.`));
+    await runtime.services.ingest.ingest(later, { takenAt: day('2024-06-01'), source: 'test' });
+    const roundTrips = async (asOf: string) => {
+      const start = runtime.services.db.queryCount;
+      const hits = await lexical('club president', asOf);
+      return { trips: runtime.services.db.queryCount - start, articles: hits.map((hit) => hit.articleId) };
+    };
+    const early = await roundTrips('2024-02-01');
+    assert.deepEqual(new Set(early.articles), new Set(['club', 'Madrid']), 'only the versions valid then');
+    assert.equal(early.trips, (await roundTrips('2024-06-02')).trips, 'no deeper candidate list for the earlier date');
+    const [{ stale }] = await runtime.services.db.run<{ stale: number }>(
+      `MATCH (u) WHERE (u:Sentence OR u:Passage)
+         AND (u.validFromKey <> ${validityKeyCypher('u.validFrom')}
+              OR u.validToKey <> CASE WHEN u.validTo IS NULL THEN '${OPEN_VALIDITY_KEY}' ELSE ${validityKeyCypher('u.validTo')} END)
+       RETURN count(u) AS stale`,
+    );
+    assert.equal(stale, 0, 'every unit carries the keys of its valid time');
   });
 });

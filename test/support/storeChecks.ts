@@ -56,7 +56,8 @@ export async function storeFingerprint(db: CypherRunner): Promise<Record<string,
       `MATCH (a:Article)-[r:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v)
        OPTIONAL MATCH (v)-[link:REVISED_AS|SUPERSEDED_BY]->(next)
        RETURN v.id AS id, type(r) AS kind, toString(v.validFrom) AS validFrom, toString(v.validTo) AS validTo,
-              v.closedAt IS NOT NULL AS closed, v.searchText AS searchText, next.id AS next ORDER BY id, next`,
+              v.closedAt IS NOT NULL AS closed, v.searchText AS searchText, v.validFromKey AS validFromKey,
+              v.validToKey AS validToKey, next.id AS next ORDER BY id, next`,
     ),
     articles: await db.run(
       `MATCH (a:Article) RETURN a.id AS id, a.title AS title, toString(a.validFrom) AS validFrom, toString(a.validTo) AS validTo,
