@@ -107,6 +107,8 @@ export async function startServer(runtime: ApiHost, options: ServerOptions): Pro
     schema,
     formatError,
     introspection: options.mode !== 'production',
+    // `chronoql serve` stops in its own order on SIGINT/SIGTERM; Apollo's handlers would re-raise the signal once Apollo alone had stopped, killing the process mid-shutdown.
+    stopOnTerminationSignals: false,
     validationRules,
     parseOptions: { maxTokens: QUERY_LIMITS.maxTokens },
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,

@@ -3,14 +3,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync, writeSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Database } from '../../src/graph/database.js';
 import { startManagedNeo4j } from '../../src/neo4jProcess/managedNeo4j.js';
 import { projectRoot } from '../../src/platform/paths.js';
-import { article, isAlive, openTestRuntime, runChronoql, testDataDir } from '../support/runtime.js';
+import { article, freePort, isAlive, openTestRuntime, runChronoql, testDataDir } from '../support/runtime.js';
 import { assertLikeCleanRunOnSameStore } from '../support/storeChecks.js';
 
 const mountPoint = mkdtempSync(join(tmpdir(), 'chronoql-full-'));
@@ -87,12 +86,7 @@ describe('a full disk under the data directory', { skip: mounted ?? false }, () 
       mkdirSync(dataDir, { recursive: true });
       writeFileSync(files.first, first.map((a) => JSON.stringify(a)).join('\n') + '\n');
       writeFileSync(files.second, second.map((a) => JSON.stringify(a)).join('\n') + '\n');
-      const port = await new Promise<number>((resolve) => {
-        const probe = createServer().listen(0, '127.0.0.1', () => {
-          const { port } = probe.address() as AddressInfo;
-          probe.close(() => resolve(port));
-        });
-      });
+      const port = await freePort();
       url = `http://127.0.0.1:${port}`;
       serve = runChronoql(['serve'], { ...env, PORT: String(port) });
       assert.ok(await until(async () => (await health())?.status === 200, 180_000), 'the server came up');

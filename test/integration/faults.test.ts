@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -16,7 +15,7 @@ import { neo4jProblem } from '../../src/api/errorReporting.js';
 import { loadConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { openRuntime, type Runtime } from '../../src/app/runtime.js';
-import { article, day, isAlive, postGraphql, runChronoql, testDataDir } from '../support/runtime.js';
+import { article, day, freePort, isAlive, postGraphql, runChronoql, testDataDir } from '../support/runtime.js';
 import { assertLikeCleanRunOnSameStore } from '../support/storeChecks.js';
 
 /** Polls a GraphQL server until a read succeeds (Neo4j is back); returns how long that took. */
@@ -119,13 +118,22 @@ describe('Neo4j faults', () => {
     }
   });
 
+  it('stops `chronoql serve` on SIGTERM in its own order (HTTP, feed, driver) and exits 0, not killed by the signal', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const serve = runChronoql(['serve'], { PORT: String(port), CHRONOQL_DATA_DIR: testDataDir });
+    for (let attempt = 0; ; attempt++) {
+      const response = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+      if (response?.status === 200) break;
+      assert.ok(attempt < 300 && serve.child.exitCode === null, 'the server came up');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    serve.child.kill('SIGTERM');
+    const { code, output } = await serve.finished;
+    assert.equal(code, 0, output);
+  });
+
   it('answers /health with "starting" while `chronoql serve` waits for Neo4j', { timeout: 60_000 }, async () => {
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
+    const port = await freePort();
     const serve = runChronoql(['serve'], {
       NEO4J_URI: 'bolt://127.0.0.1:9',
       PORT: String(port),

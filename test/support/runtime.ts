@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { graphql, type ExecutionResult } from 'graphql';
 import { deleteAllKnowledge } from '../../src/graph/maintenance.js';
@@ -59,6 +60,16 @@ export async function ingestDemo(runtime: Runtime): Promise<void> {
  * Runs `chronoql ARGS` (the build `npm test` just compiled) as a separate process, as a user would in another
  * terminal; `finished` resolves with its exit code (null when killed) and output.
  */
+/** A TCP port free on the loopback now, for a server a test starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 export function runChronoql(args: string[], env: Record<string, string>): { child: ChildProcess; finished: Promise<{ code: number | null; output: string }> } {
   const child = spawn(process.execPath, [join(projectRoot(), 'bin', 'chronoql.js'), ...args], {
     cwd: projectRoot(),
