@@ -5,6 +5,7 @@
  * of, and otherwise becomes an abstention with its best guess and why.
  */
 import { isAdopted, isDescribed, type Attempt, type GatedCandidate } from './attempts.js';
+import { ownerObjection } from './unlinkedOwners.js';
 import { isReading } from './evidence.js';
 import type { AskedQuestion } from './planning.js';
 import type { PlanAnchor } from './textAnchors.js';
@@ -238,6 +239,7 @@ function answerFrom(
       typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ??
       quizObjection(plan.question.text, chosen.answer, chosen.evidence.text) ??
       changedSinceNamedYear(plan, chosen.answer) ??
+      ownerObjection(plan.unlinkedOwners, chosen.evidence.text) ??
       (plan.described && isDescribed(chosen.answer, plan.described.value)
         ? `the question names "${plan.described.value}" by one of its facts, and asks something else of it`
         : null))

@@ -12,6 +12,7 @@ import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
 import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
 import { decideRetrieval } from './decision.js';
 import { describedBy, type DescribedSubject } from './describedSubject.js';
+import { unlinkedOwners } from './unlinkedOwners.js';
 import { documentEvidence, factEvidence } from './evidence.js';
 import { FactLinker, formerValues, neighbourOfNamed, valueOfNamedYear, type FactMatch } from './factLinker.js';
 import type { Generator } from './generators/types.js';
@@ -32,6 +33,8 @@ export interface InstantPlan {
   readonly names: readonly string[];
   /** The question's names that no passage of the store mentions ("nvidia" in a store without Nvidia). */
   readonly unheardOf: readonly string[];
+  /** The question's names without an article that it asks something of ("Trump's"): an answer's words must name them. */
+  readonly unlinkedOwners: readonly string[];
   readonly query: string;
   readonly asOf: Date;
   readonly mode: RetrievalMode;
@@ -341,6 +344,7 @@ export class QuestionPlanner {
               vector: vectors[index]!,
               names,
               unheardOf: unknownNames.filter((name) => unheard.has(name)),
+              unlinkedOwners: unlinkedOwners(question, unknownNames),
               // The event a question dates its answer by says when, not what: it is not searched for.
               query: turns.length > 0 ? `${summary} ${question}` : scope?.kind === TimeScopeKind.WHEN ? without(question, scope.text) : question,
               asOf: instant,
@@ -369,6 +373,7 @@ export class QuestionPlanner {
                 vector: vectors[index]!,
                 names,
                 unheardOf: unknownNames.filter((name) => unheard.has(name)),
+                unlinkedOwners: unlinkedOwners(question, unknownNames),
                 query: without(question, scope.text),
                 asOf,
                 mode,

@@ -164,6 +164,25 @@ describe('ask, stage by stage, on fakes', () => {
     assert.match(answer.decision.cues.join(' '), /knows nothing about "atlantis"/i);
   });
 
+  it('does not adopt another subject\'s fact for a name no article is about, which the question asks something of ("Trump\'s")', async () => {
+    const argentina: FakeWorld = {
+      snapshots: ['2024-07-01'],
+      articles: [
+        {
+          id: 'President of Argentina',
+          facts: [{ attribute: 'Vice President', value: 'Victoria Villarruel', from: '2024-07-01' }],
+          passages: [{ text: 'Vice President Victoria Villarruel took office in 2023.', from: '2024-07-01' }],
+        },
+        { id: 'United States', passages: [{ text: 'Donald Trump won the 2024 election.', from: '2024-07-01' }] },
+      ],
+    };
+    const owned = await ask({ question: "Who will be Trump's vice president?", asOf: new Date('2025-01-16') }, fakePorts(argentina));
+    assert.equal(owned.adopted, false);
+    assert.match(owned.decision.cues.join(' '), /asks something of "trump", which no article is about/);
+    const linked = await ask({ question: "Who is Argentina's vice president?", asOf: new Date('2025-01-16') }, fakePorts(argentina));
+    assert.deepEqual([linked.guess, linked.adopted], ['Victoria Villarruel', true], 'an owner an article is about is no stranger');
+  });
+
   it('knows a name the facts give as an attribute, though no text writes it ("CTO", "VP" for Vice President)', async () => {
     const company: FakeWorld = {
       snapshots: ['2023-07-01'],
