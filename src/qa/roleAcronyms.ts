@@ -60,7 +60,26 @@ const sameShape = (a: string, b: string): boolean => a.length === b.length && a[
  */
 export function roleAgreement(question: string, attribute: string, subject: Pick<LinkedSubject, 'title' | 'words'>): RoleAgreement {
   const byAcronym = acronymAgreement(question, attribute, subject.title);
-  return byAcronym === 'silent' ? modifierAgreement(question, attribute, subject) : byAcronym;
+  if (byAcronym !== 'silent') return byAcronym;
+  const byModifier = modifierAgreement(question, attribute, subject);
+  return byModifier === 'silent' ? chiefAgreement(question, attribute, subject.title) : byModifier;
+}
+
+/**
+ * A "chief" office the question names ("chief executive", "chief economist") is that office: an
+ * attribute names it by both words or by an acronym of them (CEO), and any other attribute ("Manager")
+ * is another role ("Who is Manchester United's chief executive?" was answered with the manager). A
+ * title with "Chief" in it is named by the question's chief, not asked about.
+ */
+function chiefAgreement(question: string, attribute: string, title: string): RoleAgreement {
+  const words = wordsOf(question).map((word) => word.toLowerCase());
+  const office = words.findIndex((word, at) => word === 'chief' && at + 1 < words.length && !FILLER.has(words[at + 1]!));
+  // "the Chief Minister of Punjab" names the subject, not an attribute of it.
+  if (office < 0 || wordsOf(title).some((word) => word.toLowerCase() === 'chief')) return 'silent';
+  const kind = words[office + 1]!;
+  const role = wordsOf(attribute).map((word) => word.toLowerCase());
+  const named = (role.includes('chief') && role.includes(kind)) || (attributeKey(attribute) ?? '').startsWith(`c${kind[0]}`);
+  return named ? 'names' : 'contradicts';
 }
 
 function acronymAgreement(question: string, attribute: string, title: string): RoleAgreement {

@@ -152,7 +152,7 @@ describe('answer metrics and question reading', () => {
       ['Who is the CEO of Boeing?', 'CEO', 'Boeing', 'names'],
       ["Who is Boeing's chief executive officer?", 'CEO', 'Boeing', 'names'],
       ['Who is the CFO?', 'Chief executive officer', 'Boeing', 'contradicts'],
-      ["Who was Starbucks' chief executive in mid-2024?", 'CEO', 'Starbucks', 'silent'],
+      ["Who was Starbucks' chief executive in mid-2024?", 'CEO', 'Starbucks', 'names'],
       ['Who is the current chief of Boeing operations?', 'CEO', 'Boeing', 'silent'],
       ['Who is the FIFA president?', 'President', 'FIFA', 'silent'],
       ["Who is Germany's foreign minister?", 'Finance Minister', 'Germany', 'contradicts'],
@@ -174,6 +174,12 @@ describe('answer metrics and question reading', () => {
       ['Who is the deputy prime minister?', 'Prime minister', 'France', 'silent'],
       ['Who is the assistant head coach?', 'Head coach', 'Liverpool F.C.', 'silent'],
       ['What is the policy base rate?', 'Policy rate', 'Federal Reserve', 'silent'],
+      ["Who is Manchester United's chief executive?", 'Manager', 'Manchester United F.C.', 'contradicts'],
+      ["Who is Bayern's chief executive?", 'CEO', 'FC Bayern Munich', 'names'],
+      ["Who is the ECB's chief economist?", 'Chief Economist', 'European Central Bank', 'names'],
+      ["Who is OpenAI's chief scientist?", 'CEO', 'OpenAI', 'contradicts'],
+      ['Who is the chief of staff?', 'Chief of Staff', 'White House', 'silent'],
+      ['Who is the Chief Minister of Punjab?', 'Incumbent', 'Chief Minister of Punjab', 'silent'],
     ];
     // Each subject as the linker names it in the question ("German" for Germany).
     const subjects = new SubjectIndex([...new Set(cases.map(([, , title]) => title))].map((title) => ({ id: title, title })));
