@@ -304,8 +304,9 @@ export class RetrievalRepository {
     if (escaped === '') return { hits: [], loaded: await this.unitsByRowIds(label, alsoLoadRowIds) };
     const { hits, loaded } = await untilEnoughValid(k, async (candidates) => {
       const rows = await this.db.run<{ scanned: number; hits: Array<Record<string, unknown>>; loaded: Array<Record<string, unknown>> }>(
+        // A version that only the validity clauses match scores 0: the words were all stop words or syntax ("the of").
         `CALL {
-           CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score
+           CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node AS u, score WHERE score > 0
            ${VALID_CANDIDATES(LEXICAL_HIT_FIELDS)}
          }
          CALL {

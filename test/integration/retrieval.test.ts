@@ -245,6 +245,7 @@ describe('lexical search text', () => {
     const early = await roundTrips('2024-02-01');
     assert.deepEqual(new Set(early.articles), new Set(['club', 'Madrid']), 'only the versions valid then');
     assert.equal(early.trips, (await roundTrips('2024-06-02')).trips, 'no deeper candidate list for the earlier date');
+    for (const words of ['the of', '(((', 'AND']) assert.deepEqual(await lexical(words, '2024-02-01'), [], `no word to search in "${words}"`);
     const [{ stale }] = await runtime.services.db.run<{ stale: number }>(
       `MATCH (u) WHERE (u:Sentence OR u:Passage)
          AND (u.validFromKey <> ${validityKeyCypher('u.validFrom')}
