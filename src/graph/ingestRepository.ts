@@ -1,5 +1,5 @@
 import type { ArticlePlan, ArticleState, PlannedChange } from '../domain/plan.js';
-import { closeVersionCypher, currentVersionCypher, OPEN_VALIDITY_KEY, validityKeyCypher } from './validity.js';
+import { closeVersionCypher, currentVersionCypher, openUnitKeysCypher, reopenVersionCypher } from './validity.js';
 import { int, type CypherRunner } from './database.js';
 import { ChangeKind } from '../domain/model.js';
 import { toNeo4jDateTime } from './temporal.js';
@@ -21,9 +21,6 @@ export interface SnapshotContext {
 function searchTextCypher(article: string, text: string): string {
   return `CASE WHEN coalesce(${article}.title, '') = '' THEN ${text} ELSE ${article}.title + '\n' + ${text} END`;
 }
-
-/** A new sentence's or passage's validity keys (graph/validity.ts), valid from the snapshot's `$at` on. */
-const OPEN_UNIT_KEYS = (unit: string): string => `${unit}.validFromKey = ${validityKeyCypher('$at')}, ${unit}.validToKey = '${OPEN_VALIDITY_KEY}'`;
 
 /**
  * The article's own fields before a snapshot overwrites them (versions keep their history, the
@@ -133,7 +130,7 @@ export class IngestRepository {
       `UNWIND $sentences AS row
        MATCH (a:Article {id: row.articleId})
        CREATE (a)-[:HAS_SENTENCE]->(s:Sentence:PendingEmbedding)
-       SET s = row, s.validFrom = $at, s.recordedAt = datetime(), s.searchText = ${searchTextCypher('a', 'row.text')}, ${OPEN_UNIT_KEYS('s')}`,
+       SET s = row, s.validFrom = $at, s.recordedAt = datetime(), s.searchText = ${searchTextCypher('a', 'row.text')}, ${openUnitKeysCypher('s', '$at')}`,
       { ...params, sentences: plans.flatMap((plan) => plan.createSentences.map(storedVersion)) },
     );
     await this.tx.run(
@@ -147,7 +144,7 @@ export class IngestRepository {
       `UNWIND $passages AS row
        MATCH (a:Article {id: row.articleId})
        CREATE (a)-[:HAS_PASSAGE]->(p:Passage:PendingEmbedding)
-       SET p = row, p.validFrom = $at, p.recordedAt = datetime(), p.searchText = ${searchTextCypher('a', 'row.text')}, ${OPEN_UNIT_KEYS('p')}`,
+       SET p = row, p.validFrom = $at, p.recordedAt = datetime(), p.searchText = ${searchTextCypher('a', 'row.text')}, ${openUnitKeysCypher('p', '$at')}`,
       { ...params, passages: plans.flatMap((plan) => plan.createPassages.map(storedVersion)) },
     );
     await this.link(
@@ -209,7 +206,7 @@ export class IngestRepository {
        }
        CALL (a) {
          OPTIONAL MATCH (a)-[:HAS_SENTENCE|HAS_FACT|HAS_PASSAGE]->(v) WHERE v.validTo = $at
-         SET v.validTo = null, v.validToKey = CASE WHEN v:Fact THEN null ELSE '${OPEN_VALIDITY_KEY}' END REMOVE v.closedAt
+         SET ${reopenVersionCypher('v')} REMOVE v.closedAt
        }
        WITH a, a.validFrom = $at AS created
        CALL (a, created) {

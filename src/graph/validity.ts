@@ -55,7 +55,21 @@ export function validAtLucene(asOf: Date): string {
   return `validFromKey:[0 TO ${key}]^0 AND validToKey:[${key} TO ${OPEN_VALIDITY_KEY}]^0`;
 }
 
-/** The SET items that close version `v` at the DateTime expression `at` (its validTo key too, where it has one). */
+/** The SET items giving a new sentence or passage `unit` its keys, valid from the DateTime expression `at` on. */
+export function openUnitKeysCypher(unit: string, at: string): string {
+  return `${unit}.validFromKey = ${validityKeyCypher(at)}, ${unit}.validToKey = '${OPEN_VALIDITY_KEY}'`;
+}
+
+/** The validTo key of version `v` for the DateTime expression `validTo` (or null, current): facts carry none. */
+const validToKeyCypher = (v: string, validTo: string | null): string =>
+  `${v}.validToKey = CASE WHEN ${v}:Fact THEN null ELSE ${validTo === null ? `'${OPEN_VALIDITY_KEY}'` : validityKeyCypher(validTo)} END`;
+
+/** The SET items that close version `v` at the DateTime expression `at`. */
 export function closeVersionCypher(v: string, at: string): string {
-  return `${v}.validTo = ${at}, ${v}.closedAt = datetime(), ${v}.validToKey = CASE WHEN ${v}:Fact THEN null ELSE ${validityKeyCypher(at)} END`;
+  return `${v}.validTo = ${at}, ${v}.closedAt = datetime(), ${validToKeyCypher(v, at)}`;
+}
+
+/** The SET items that make version `v` current again (a rolled-back snapshot had closed it); closedAt is to be removed beside them. */
+export function reopenVersionCypher(v: string): string {
+  return `${v}.validTo = null, ${validToKeyCypher(v, null)}`;
 }
