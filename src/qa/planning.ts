@@ -255,7 +255,7 @@ export class QuestionPlanner {
     const versions = await facts.factVersions([...new Set(read.flatMap((entry) => entry.linked.map((subject) => subject.articleId)))]);
     const anchors = await this.anchors(read.map(({ scope, linked }, index) => ({ scope, linked, analysis: own[index]!, ...checked[index]! })));
     const planned = read.map(({ unlinkedNames, ...entry }, index) => {
-      const { asOf, turns } = checked[index]!;
+      const { asOf, turns, question } = checked[index]!;
       const unknownNames = unlinkedNames.filter((name) => !namesAnAttribute(name, entry.linked, versions));
       const anchor = anchors[index] ?? null;
       const readsText = this.ports.timesIn !== undefined && turns.length === 0;
@@ -267,8 +267,9 @@ export class QuestionPlanner {
       const textPeriod = readsText ? periodReadInText(scope, anchor) : null;
       const instants = scopeInstants(scope, asOf, snapshotDates);
       // Who won in a period is who held the title at its end, not longest: the 2024 winner is crowned in 2024.
-      const won = scope?.kind === TimeScopeKind.DURING && WINNING.test(checked[index]!.question);
-      return { ...entry, unknownNames, scope, anchor, ordinal, textPeriod, instants: won ? { ...instants, main: 'last' as const } : instants };
+      const won = scope?.kind === TimeScopeKind.DURING && WINNING.test(question);
+      const owners = unlinkedOwners(question, unknownNames);
+      return { ...entry, unknownNames, owners, scope, anchor, ordinal, textPeriod, instants: won ? { ...instants, main: 'last' as const } : instants };
     });
     const unheard = new Set(await search.namesNeverMentioned([...new Set(planned.flatMap((p) => p.unknownNames))]));
     const articlesAt = new Map<number, { at: Date; ids: Set<string> }>();
@@ -287,7 +288,7 @@ export class QuestionPlanner {
     return Promise.all(
       checked.map(async ({ question, asOf, turns, mode, k, generator }, index): Promise<AskedQuestion> => {
         const analysis = analyses[index]!;
-        const { scope, instants, summary, linked, names, unknownNames, anchor, ordinal, textPeriod } = planned[index]!;
+        const { scope, instants, summary, linked, names, unknownNames, owners, anchor, ordinal, textPeriod } = planned[index]!;
         const conversationEvidence = await this.evidenceOf(turns);
         // The turn's own words name the attribute when they can ("And the capital?"); a bare follow-up
         // ("And before that?") takes the earlier turn's too.
@@ -344,7 +345,7 @@ export class QuestionPlanner {
               vector: vectors[index]!,
               names,
               unheardOf: unknownNames.filter((name) => unheard.has(name)),
-              unlinkedOwners: unlinkedOwners(question, unknownNames),
+              unlinkedOwners: owners,
               // The event a question dates its answer by says when, not what: it is not searched for.
               query: turns.length > 0 ? `${summary} ${question}` : scope?.kind === TimeScopeKind.WHEN ? without(question, scope.text) : question,
               asOf: instant,
@@ -373,7 +374,7 @@ export class QuestionPlanner {
                 vector: vectors[index]!,
                 names,
                 unheardOf: unknownNames.filter((name) => unheard.has(name)),
-                unlinkedOwners: unlinkedOwners(question, unknownNames),
+                unlinkedOwners: owners,
                 query: without(question, scope.text),
                 asOf,
                 mode,
