@@ -5,7 +5,7 @@
  * of, and otherwise becomes an abstention with its best guess and why.
  */
 import { isAdopted, isDescribed, type Attempt, type GatedCandidate } from './attempts.js';
-import { ownerObjection } from './unlinkedOwners.js';
+import { linkedOwnerObjection, ownerObjection } from './unlinkedOwners.js';
 import { isReading } from './evidence.js';
 import type { AskedQuestion } from './planning.js';
 import type { PlanAnchor } from './textAnchors.js';
@@ -240,6 +240,7 @@ function answerFrom(
       quizObjection(plan.question.text, chosen.answer, chosen.evidence.text) ??
       changedSinceNamedYear(plan, chosen.answer) ??
       ownerObjection(plan.unlinkedOwners, chosen.evidence.text) ??
+      linkedOwnerObjection(plan.question.text, plan.subjects, chosen.evidence) ??
       (plan.described && isDescribed(chosen.answer, plan.described.value)
         ? `the question names "${plan.described.value}" by one of its facts, and asks something else of it`
         : null))

@@ -50,6 +50,15 @@ function attributeKey(attribute: string): string | null {
   return spelled.length >= 3 ? spelled : null;
 }
 
+/**
+ * A question word that may be a role's acronym: in capitals, or in lower case as people type
+ * ("boeing's cfo") when it has the key's shape and is no stop word.
+ */
+function isWrittenAcronym(word: string, key: string): boolean {
+  if (ACRONYM.test(word)) return true;
+  return word.length >= 3 && word === word.toLowerCase() && sameShape(word, key) && contentTerms(word).size > 0;
+}
+
 const sameShape = (a: string, b: string): boolean => a.length === b.length && a[0] === b[0] && a.at(-1) === b.at(-1);
 
 /**
@@ -87,7 +96,7 @@ function acronymAgreement(question: string, attribute: string, title: string): R
   if (key === null) return 'silent';
   const titleWords = new Set(wordsOf(title));
   const words = wordsOf(question);
-  const keys = words.filter((word) => ACRONYM.test(word) && !titleWords.has(word)).map((word) => word.toLowerCase());
+  const keys = words.filter((word) => isWrittenAcronym(word, key) && !titleWords.has(word)).map((word) => word.toLowerCase());
   for (let start = 0; start < words.length; start++) {
     const run = spelledRun(words, start, key.length, titleWords);
     if (run) keys.push(run);

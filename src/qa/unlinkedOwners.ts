@@ -2,9 +2,12 @@
  * A question may ask something of a name no article is about ("Who will be Trump's vice
  * president?" in a store without a Trump page). Linking then finds the attribute elsewhere (the
  * Vice President of Argentina), and its value, however sure the gate is of it, answers another
- * question. Such an answer counts only when the words it was read from name the owner.
+ * question. Such an answer counts only when the words it was read from name the owner. So does
+ * one read from another article than the owner's ("Who is France's finance minister?" was answered
+ * from Germany's page with its finance minister, adopted at 0.98).
  */
 import { normalizeAnswer } from '../text/normalize.js';
+import type { LinkedSubject } from './subjects.js';
 
 /** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's"). */
 export function unlinkedOwners(question: string, unknownNames: readonly string[]): string[] {
@@ -19,4 +22,20 @@ export function ownerObjection(owners: readonly string[], evidenceText: string):
   return unnamed.length === 0
     ? null
     : `the question asks something of ${unnamed.map((owner) => `"${owner}"`).join(', ')}, which no article is about and the words read do not name`;
+}
+
+/**
+ * Why an answer read in `evidence` does not answer a question that asks something of a linked
+ * article written possessively ("France's"): it was read in another article, whose words name
+ * neither the owner's word nor its title. Null when it may answer.
+ */
+export function linkedOwnerObjection(question: string, subjects: readonly LinkedSubject[], evidence: { articleId: string; text: string }): string | null {
+  const words = ` ${normalizeAnswer(question)} `;
+  const owned = subjects
+    .map((subject) => ({ subject, word: subject.words.find((word) => words.includes(` ${word} s `)) }))
+    .filter(({ word }) => word !== undefined);
+  if (owned.length === 0 || owned.some(({ subject }) => subject.articleId === evidence.articleId)) return null;
+  const text = ` ${normalizeAnswer(evidence.text)} `;
+  if (owned.some(({ subject, word }) => text.includes(` ${word!} `) || text.includes(` ${normalizeAnswer(subject.title)} `))) return null;
+  return `the question asks something of "${owned[0]!.subject.title}", and the answer was read in ${evidence.articleId}, whose words do not name it`;
 }

@@ -6,6 +6,7 @@ import { analyseQuestion, expectedAnswerType, questionNames } from '../../src/qa
 import { respell, SubjectIndex } from '../../src/qa/subjects.js';
 import { roleAgreement } from '../../src/qa/roleAcronyms.js';
 import { typeMisfit } from '../../src/qa/typeMisfit.js';
+import { linkedOwnerObjection } from '../../src/qa/unlinkedOwners.js';
 import { FactLinker } from '../../src/qa/factLinker.js';
 import { FactChangeKind, type FactRecord } from '../../src/domain/model.js';
 import { contentTerms } from '../../src/text/language.js';
@@ -208,6 +209,8 @@ describe('answer metrics and question reading', () => {
     assert.equal(await linked("Who is Boeing's chief executive officer?", ceoOnly), 'Kelly Ortberg');
     assert.equal(await linked("Who is Boeing's chief financial officer?", [...ceoOnly, fact('CFO', 'Brian West')]), 'Brian West');
     assert.equal(await linked("Who is Boeing's chairman?", ceoOnly), 'Steve Mollenkopf');
+    assert.equal(await linked("who is boeing's cfo", ceoOnly), null, 'an acronym written in lower case');
+    assert.equal(await linked("who's boeing's ceo", ceoOnly), 'Kelly Ortberg');
   });
 
   it('reads a name after "in" as no answer to who, and one after "by" as no answer to where', () => {
@@ -220,6 +223,26 @@ describe('answer metrics and question reading', () => {
     assert.equal(typeMisfit(AnswerType.NAME, 'the board', 'Power lies in the board.'), null, 'only names are typed by it');
     assert.match(typeMisfit(AnswerType.PLACE, 'Gustave Eiffel', 'The tower was designed by Gustave Eiffel.') ?? '', /reads as who did something/);
     assert.equal(typeMisfit(AnswerType.THING, 'Istanbul', final), null);
+  });
+
+  it("wants an answer to France's question from France's page, or from words that name France", () => {
+    const france = { articleId: 'France', title: 'France', coverage: 1, words: ['france'] };
+    const tour = { articleId: 'Tour de France', title: 'Tour de France', coverage: 1 / 3, words: ['france'] };
+    const germany = { articleId: 'Germany', text: 'Christian Lindner is the finance minister.' };
+    const asked = "Who is France's finance minister?";
+    assert.match(linkedOwnerObjection(asked, [france, tour], germany) ?? '', /asks something of "France".*read in Germany/);
+    assert.equal(linkedOwnerObjection(asked, [france, tour], { articleId: 'France', text: 'Bruno Le Maire.' }), null);
+    assert.equal(linkedOwnerObjection(asked, [france], { articleId: 'Europe', text: 'The French finance minister, Bruno Le Maire, of France.' }), null);
+    assert.equal(linkedOwnerObjection('Who is the finance minister of France?', [france], germany), null, 'no possessive: no owner');
+  });
+
+  it('reads a date as no answer to who or where', () => {
+    const founded = 'Boeing was founded on 15 July 1916 by William Boeing.';
+    assert.match(typeMisfit(AnswerType.NAME, '15 July 1916', founded) ?? '', /^"15 July 1916" is a time/);
+    assert.match(typeMisfit(AnswerType.PLACE, '1916', founded) ?? '', /is a time/);
+    assert.equal(typeMisfit(AnswerType.DATE, '15 July 1916', founded), null);
+    assert.equal(typeMisfit(AnswerType.NAME, 'William Boeing', founded), null);
+    assert.equal(typeMisfit(AnswerType.NAME, 'May', 'The prime minister was Theresa May.'), null, 'a month without a year may be a name');
   });
 
   it('trains a softmax regression that separates two classes, deterministically', () => {
