@@ -57,6 +57,8 @@ interface QuestionWord {
   country: string[][] | null;
 }
 
+/** A word of a question typed in lower case may be an acronym up to this length ("ecb", "fifa"). */
+const MAX_LOWER_ACRONYM = 4;
 /** A word in mixed case of at most this many letters may be an acronym ("BoE", "DoJ"); "McDonald" is a name. */
 const MAX_MIXED_ACRONYM = 4;
 
@@ -66,11 +68,15 @@ function questionWords(text: string): QuestionWord[] {
   const words = text.normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? [];
   // A capitalised word after a demonym makes it part of a name; an acronym after it does not ("the Dutch PM").
   const inName = (next: string | undefined): boolean => next !== undefined && /^\p{Lu}/u.test(next) && next !== next.toUpperCase();
+  // Typed all in lower case ("who's the ecb's vp", "dutch pm"), a question says nothing by its
+  // capitals: any word but a function word may be a name, an acronym or a demonym.
+  const typedLower = text === text.toLowerCase();
   return words.map((word, index) => {
     const said = normalizeAnswer(word.replace(/['’]s$/u, ''));
     const lower = withoutMarks(said);
-    const capitals = word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word);
-    const capitalised = /^\p{Lu}/u.test(word);
+    const mayBeName = typedLower && contentTerms(said).size > 0;
+    const capitals = (word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word)) || (mayBeName && word.length <= MAX_LOWER_ACRONYM);
+    const capitalised = /^\p{Lu}/u.test(word) || mayBeName;
     const capitalLetters = word.match(/\p{Lu}/gu) ?? [];
     const acronymOnly = !capitals && capitalLetters.length >= 2 && word.length <= MAX_MIXED_ACRONYM && capitalised;
     return {

@@ -58,6 +58,8 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(linked('Who manages Man Utd?'), [['MU', 1]]);
     assert.deepEqual(linked('Who leads the US House?'), [['Speaker', 0.6]]);
     assert.deepEqual(linked('Who heads the WHO?'), [['WHO', 1]]);
+    assert.deepEqual(linked('who manages mu')[0], ['MU', 1], 'typed in lower case, a short word may be an acronym');
+    assert.deepEqual(linked('Who manages mu?'), [], 'but not beside capitals');
     assert.deepEqual(linked('Who is governor of the BoE?'), [['BoE', 1]], 'capitals of a mixed-case acronym, not the start of Boeing');
     assert.deepEqual(linked('Who runs Boeing?'), [['Boeing', 1]]);
     assert.deepEqual(
@@ -70,6 +72,8 @@ describe('answer metrics and question reading', () => {
     );
     assert.deepEqual(linked('Who is the UK prime minister?'), [['PMUK', 1]], 'in another order than the title');
     assert.deepEqual(linked('Who sells dutch ovens?'), [], 'a demonym is capitalised');
+    assert.deepEqual(linked('who is the dutch prime minister')[0], ['Netherlands', 1], 'unless the question is typed all in lower case');
+    assert.deepEqual(linked('who heads the who'), [], 'a function word typed in lower case is still none');
     assert.deepEqual(linked('Who painted the Dutch Reach?'), [], 'a demonym before a capitalised word is part of a name');
     assert.deepEqual(linked('Who is the British prime minister?'), [['PMUK', 1]]);
     assert.deepEqual(linked("Who is Britain's deputy PM?"), [['PMUK', 1]], 'the last word of Great Britain names the country');
