@@ -149,7 +149,7 @@ export interface GateTrainingReport {
   temperature: number;
   adoptAt: AdoptionThresholds;
   /** On the calibration questions, each with its most trusted candidate. */
-  calibration: { questions: number; adopted: number; adoptedCorrect: number; precision: number };
+  calibration: Adoption;
 }
 
 /**
@@ -200,18 +200,13 @@ export async function trainGateModel(
     bias: output.bias.map((b) => Number((b * best.inverse).toPrecision(7))),
   };
   const scaled = { ...classifier, layers: [...classifier.layers.slice(0, -1), scaledOutput] };
-  const calibrated = raw.map((p) => softmaxPower(p, best.inverse)[0]!);
-  // Each calibration question's most trusted candidate, as ask chooses.
-  const chosen = new Map<string, ChosenAnswer>();
-  calibration.forEach((row, r) => {
-    const current = chosen.get(row.question);
-    if (!current || calibrated[r]! > current.p) chosen.set(row.question, { p: calibrated[r]!, correct: row.label === 0, isFact: row.isFact });
-  });
-  const answers = [...chosen.values()];
+  const answers = mostTrusted(
+    calibration,
+    raw.map((p) => softmaxPower(p, best.inverse)[0]!),
+  );
   const pooled = lowestThreshold(answers, options.precision);
   const ownThreshold = (kind: ChosenAnswer[]): number => (kind.length >= MIN_THRESHOLD_SUPPORT ? lowestThreshold(kind, options.precision) : pooled);
   const adoptAt = { fact: ownThreshold(answers.filter((answer) => answer.isFact)), text: ownThreshold(answers.filter((answer) => !answer.isFact)) };
-  const adopted = answers.filter((answer) => answer.p >= (answer.isFact ? adoptAt.fact : adoptAt.text));
   const count = (label: number): number =>
     rows.filter((row) => row.label === label).length + (options.fitOnly ?? []).filter((row) => row.label === label).length;
   return {
@@ -226,12 +221,73 @@ export async function trainGateModel(
       calibrationRows: calibration.length,
       temperature: 1 / best.inverse,
       adoptAt,
-      calibration: {
-        questions: answers.length,
-        adopted: adopted.length,
-        adoptedCorrect: adopted.filter((answer) => answer.correct).length,
-        precision: adopted.length === 0 ? 0 : adopted.filter((answer) => answer.correct).length / adopted.length,
-      },
+      calibration: adoption(answers, adoptAt),
+    },
+  };
+}
+
+/** Each question's most trusted candidate, as ask chooses, with the calibrated p(reliable) of each row. */
+function mostTrusted(rows: readonly GateRow[], reliable: readonly number[]): ChosenAnswer[] {
+  const chosen = new Map<string, ChosenAnswer>();
+  rows.forEach((row, r) => {
+    const current = chosen.get(row.question);
+    if (!current || reliable[r]! > current.p) chosen.set(row.question, { p: reliable[r]!, correct: row.label === 0, isFact: row.isFact });
+  });
+  return [...chosen.values()];
+}
+
+interface Adoption {
+  questions: number;
+  adopted: number;
+  adoptedCorrect: number;
+  precision: number;
+}
+
+function adoption(answers: readonly ChosenAnswer[], adoptAt: AdoptionThresholds): Adoption {
+  const adopted = answers.filter((answer) => answer.p >= (answer.isFact ? adoptAt.fact : adoptAt.text));
+  const adoptedCorrect = adopted.filter((answer) => answer.correct).length;
+  return { questions: answers.length, adopted: adopted.length, adoptedCorrect, precision: adopted.length === 0 ? 0 : adoptedCorrect / adopted.length };
+}
+
+export interface GateRecalibrationReport {
+  kind: keyof AdoptionThresholds;
+  /** The threshold before and after. */
+  adoptAt: { before: number; after: number };
+  /** The questions whose most trusted answer is of that kind, at the old threshold and at the new one. */
+  before: Adoption;
+  after: Adoption;
+}
+
+/**
+ * Chooses one kind's adoption threshold again, keeping the gate's weights and temperature: on rows
+ * of questions it was neither fitted nor calibrated on, the lowest p(reliable) from which at least
+ * `precision` of the most trusted answers of that kind are right. For a kind whose own
+ * calibration questions were too few, so that it shared the pooled threshold (facts, among
+ * mostly SQuAD questions).
+ */
+export async function recalibrateGate(
+  gate: GateModelFile,
+  rows: readonly GateRow[],
+  options: { kind: keyof AdoptionThresholds; precision: number },
+): Promise<{ model: GateModelFile; report: GateRecalibrationReport }> {
+  const probabilities = await Classifier.fromJson(gate.classifier).scoreBatch(rows.map((row) => row.features));
+  const ofKind = mostTrusted(
+    rows,
+    rows.map((_, r) => probabilities[GATE_CLASSES.length * r]!),
+  ).filter((answer) => answer.isFact === (options.kind === 'fact'));
+  if (ofKind.length < MIN_THRESHOLD_SUPPORT) {
+    throw new RangeError(
+      `recalibrate-gate needs at least ${MIN_THRESHOLD_SUPPORT} questions whose most trusted answer is a ${options.kind}; the rows have ${ofKind.length}`,
+    );
+  }
+  const adoptAt = { ...gate.adoptAt, [options.kind]: Number(lowestThreshold(ofKind, options.precision).toPrecision(6)) };
+  return {
+    model: { ...gate, adoptAt },
+    report: {
+      kind: options.kind,
+      adoptAt: { before: gate.adoptAt[options.kind], after: adoptAt[options.kind] },
+      before: adoption(ofKind, gate.adoptAt),
+      after: adoption(ofKind, adoptAt),
     },
   };
 }

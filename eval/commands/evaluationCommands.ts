@@ -1,5 +1,5 @@
 /** Evaluation and training commands: quality on QA files, the certainty gate, the reader, the sentence labeler. */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { ConfigError } from '../../src/app/config.js';
@@ -8,6 +8,7 @@ import { createEmbedder, type Embedder } from '../../src/embedding/index.js';
 import { demoSnapshots } from '../../src/ingest/demoCorpus.js';
 import { readSnapshotFile } from '../../src/ingest/snapshotReader.js';
 import { projectRoot } from '../../src/platform/paths.js';
+import type { AdoptionThresholds, GateModelFile } from '../../src/qa/certaintyGate.js';
 import type { GateRow } from '../gateTraining.js';
 
 /** Where evaluation and training questions are asked: their own contexts, another file's, dated snapshots, or the configured store. */
@@ -225,22 +226,33 @@ export function addEvaluationCommands(program: Command): void {
     )
     .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'certainty-gate.json'))
     .action(async (options: { rows: string; fitOnly?: string; precision: number; out: string }) => {
-      const { readJsonLines } = await import('../../src/ingest/jsonLines.js');
       const { trainGateModel } = await import('../gateTraining.js');
-      const read = async (list: string | undefined): Promise<GateRow[]> =>
-        (
-          await Promise.all(
-            (list ?? '')
-              .split(',')
-              .filter((file) => file.trim() !== '')
-              .map(async (file) => (await readJsonLines(file.trim())).parsed.map((line) => line.value as GateRow)),
-          )
-        ).flat();
-      const [rows, fitOnly] = await Promise.all([read(options.rows), read(options.fitOnly)]);
+      const [rows, fitOnly] = await Promise.all([readGateRows(options.rows), readGateRows(options.fitOnly)]);
       const { model, report } = await trainGateModel(rows, { precision: options.precision, fitOnly });
       const sources = [...new Set([...rows, ...fitOnly].map((row) => row.source))];
       const command = `chronoql train-gate --rows ${options.rows}${options.fitOnly ? ` --fit-only ${options.fitOnly}` : ''} --precision ${options.precision}`;
       await writeJson(options.out, { ...model, provenance: { command, sources, ...report } });
+      printResult({ out: options.out, sources, ...report }, false);
+    });
+
+  program
+    .command('recalibrate-gate')
+    .description(
+      "Choose the certainty gate's adoption threshold for one kind of answer again, on rows of questions it was not trained on, keeping its weights.",
+    )
+    .requiredOption('--rows <files>', 'comma-separated JSON Lines files of gate rows (`chronoql gate-rows`)')
+    .addOption(new Option('--kind <kind>', 'which kind of answer').choices(['fact', 'text']).default('fact'))
+    .option('--precision <p>', 'share of adopted answers of that kind that must be right', Number.parseFloat, 0.96)
+    .option('--gate <file>', 'the gate to start from', join(projectRoot(), 'models', 'certainty-gate.json'))
+    .option('--out <file>', 'where the model goes', join(projectRoot(), 'models', 'certainty-gate.json'))
+    .action(async (options: { rows: string; kind: keyof AdoptionThresholds; precision: number; gate: string; out: string }) => {
+      const { recalibrateGate } = await import('../gateTraining.js');
+      const gate = JSON.parse(await readFile(options.gate, 'utf8')) as GateModelFile;
+      const rows = await readGateRows(options.rows);
+      const { model, report } = await recalibrateGate(gate, rows, { kind: options.kind, precision: options.precision });
+      const sources = [...new Set(rows.map((row) => row.source))];
+      const command = `chronoql recalibrate-gate --rows ${options.rows} --kind ${options.kind} --precision ${options.precision}`;
+      await writeJson(options.out, { ...model, provenance: { ...gate.provenance, recalibrated: { command, sources, ...report } } });
       printResult({ out: options.out, sources, ...report }, false);
     });
 
@@ -457,4 +469,11 @@ export function addEvaluationCommands(program: Command): void {
         }
       },
     );
+}
+
+/** The gate rows of a comma-separated list of JSON Lines files. */
+async function readGateRows(list: string | undefined): Promise<GateRow[]> {
+  const { readJsonLines } = await import('../../src/ingest/jsonLines.js');
+  const files = (list ?? '').split(',').filter((file) => file.trim() !== '');
+  return (await Promise.all(files.map(async (file) => (await readJsonLines(file.trim())).parsed.map((line) => line.value as GateRow)))).flat();
 }
