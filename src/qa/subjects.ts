@@ -69,12 +69,12 @@ function questionWords(text: string): QuestionWord[] {
   // A capitalised word after a demonym makes it part of a name; an acronym after it does not ("the Dutch PM").
   const inName = (next: string | undefined): boolean => next !== undefined && /^\p{Lu}/u.test(next) && next !== next.toUpperCase();
   // Typed all in lower case ("who's the ecb's vp", "dutch pm"), a question says nothing by its
-  // capitals: any word but a function word may be a name, an acronym or a demonym.
+  // capitals: any word but a function word or a month may be a name, an acronym or a demonym.
   const typedLower = text === text.toLowerCase();
   return words.map((word, index) => {
     const said = normalizeAnswer(word.replace(/['’]s$/u, ''));
     const lower = withoutMarks(said);
-    const mayBeName = typedLower && contentTerms(said).size > 0;
+    const mayBeName = typedLower && contentTerms(said).size > 0 && !MONTHS.test(lower);
     const capitals = (word.length >= 2 && word === word.toUpperCase() && /\p{Lu}/u.test(word)) || (mayBeName && word.length <= MAX_LOWER_ACRONYM);
     const capitalised = /^\p{Lu}/u.test(word) || mayBeName;
     const capitalLetters = word.match(/\p{Lu}/gu) ?? [];

@@ -141,6 +141,7 @@ describe('answer metrics and question reading', () => {
     const linkedMore = (question: string): string[] => more.link(question).map((s) => `${s.articleId} ${s.coverage}`);
     assert.deepEqual(linkedMore('Who coaches Al Ahly?'), [], 'two letters are no short form');
     assert.deepEqual(linkedMore('Who won La Liga in 2010?'), []);
+    assert.deepEqual(linkedMore('who won la liga in mar 2010'), [], 'a month typed in lower case is no name either');
     assert.deepEqual(linkedMore('Who managed Marseilles in 2010?'), ['Olympique de Marseille 0.5'], 'a word beginning like a month is no month');
     assert.deepEqual(linkedMore('Who designed the programming language C?'), ['C (programming language) 1'], 'a name of filler alone is named by its brackets');
     assert.deepEqual(
