@@ -9,16 +9,22 @@
 import { normalizeAnswer } from '../text/normalize.js';
 import type { LinkedSubject } from './subjects.js';
 
+/** A text's normalised words between spaces, in which a whole word or run of words is found as ` name `. */
+const spaced = (text: string): string => ` ${normalizeAnswer(text)} `;
+const names = (words: string, name: string): boolean => words.includes(` ${name} `);
+/** "Trump's" is normalised to "trump s". */
+const ownsSomething = (words: string, name: string): boolean => names(words, `${name} s`);
+
 /** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's"). */
 export function unlinkedOwners(question: string, unknownNames: readonly string[]): string[] {
-  const words = ` ${normalizeAnswer(question)} `;
-  return unknownNames.filter((name) => words.includes(` ${name} s `));
+  const words = spaced(question);
+  return unknownNames.filter((name) => ownsSomething(words, name));
 }
 
 /** Why an answer read from `evidenceText` does not answer a question about `owners`; null when the text names each of them. */
 export function ownerObjection(owners: readonly string[], evidenceText: string): string | null {
-  const words = ` ${normalizeAnswer(evidenceText)} `;
-  const unnamed = owners.filter((owner) => !words.includes(` ${owner} `));
+  const words = spaced(evidenceText);
+  const unnamed = owners.filter((owner) => !names(words, owner));
   return unnamed.length === 0
     ? null
     : `the question asks something of ${unnamed.map((owner) => `"${owner}"`).join(', ')}, which no article is about and the words read do not name`;
@@ -30,12 +36,12 @@ export function ownerObjection(owners: readonly string[], evidenceText: string):
  * neither the owner's word nor its title. Null when it may answer.
  */
 export function linkedOwnerObjection(question: string, subjects: readonly LinkedSubject[], evidence: { articleId: string; text: string }): string | null {
-  const words = ` ${normalizeAnswer(question)} `;
+  const words = spaced(question);
   const owned = subjects
-    .map((subject) => ({ subject, word: subject.words.find((word) => words.includes(` ${word} s `)) }))
+    .map((subject) => ({ subject, word: subject.words.find((word) => ownsSomething(words, word)) }))
     .filter(({ word }) => word !== undefined);
   if (owned.length === 0 || owned.some(({ subject }) => subject.articleId === evidence.articleId)) return null;
-  const text = ` ${normalizeAnswer(evidence.text)} `;
-  if (owned.some(({ subject, word }) => text.includes(` ${word!} `) || text.includes(` ${normalizeAnswer(subject.title)} `))) return null;
+  const text = spaced(evidence.text);
+  if (owned.some(({ subject, word }) => names(text, word!) || names(text, normalizeAnswer(subject.title)))) return null;
   return `the question asks something of "${owned[0]!.subject.title}", and the answer was read in ${evidence.articleId}, whose words do not name it`;
 }
