@@ -52,7 +52,11 @@ function launchersOf(dataDir: string): string[] {
       return 'gone';
     }
   };
-  return pids.map((pid) => `${pid}<${parentOf(pid)}`);
+  // A child the JVM forks to run a command carries the JVM's command line until it execs: it is no second Neo4j.
+  return pids
+    .map((pid) => ({ pid, parent: parentOf(pid) }))
+    .filter(({ parent }) => !pids.includes(parent))
+    .map(({ pid, parent }) => `${pid}<${parent}`);
 }
 
 function capture(): { log: ReturnType<typeof createLogger>; lines: string[] } {
