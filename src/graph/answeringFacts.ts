@@ -19,6 +19,14 @@ export class AnsweringFacts {
     return this.answering.articleTitles();
   }
 
+  attributeNames(): Promise<string[]> {
+    return this.answering.attributeNames();
+  }
+
+  attributesHeldTogether(first: string, second: string): Promise<boolean> {
+    return this.answering.attributesHeldTogether(first, second);
+  }
+
   factVersions(articleIds: readonly string[]): Promise<Map<string, FactRecord[]>> {
     return this.reads.factVersions(articleIds);
   }

@@ -31,6 +31,19 @@ export class AnsweringRepository {
     return this.db.run<{ id: string; title: string }>(`MATCH (a:Article) RETURN a.id AS id, a.title AS title ORDER BY a.id`);
   }
 
+  async attributeNames(): Promise<string[]> {
+    const rows = await this.db.run<{ attribute: string }>(`MATCH (f:Fact) RETURN DISTINCT f.attribute AS attribute ORDER BY attribute`);
+    return rows.map((row) => row.attribute);
+  }
+
+  async attributesHeldTogether(first: string, second: string): Promise<boolean> {
+    const rows = await this.db.run<{ together: boolean }>(
+      `RETURN EXISTS { MATCH (a:Article)-[:HAS_FACT]->(:Fact {attribute: $first}) WHERE EXISTS { (a)-[:HAS_FACT]->(:Fact {attribute: $second}) } } AS together`,
+      { first, second },
+    );
+    return rows[0]?.together === true;
+  }
+
   async changeProfiles(articleIds: readonly string[], window: { from: Date; to: Date }, asOf: Date): Promise<Map<string, ChangeProfile>> {
     if (articleIds.length === 0) return new Map();
     const yearBefore = new Date(asOf.getTime() - 365 * 86_400_000);

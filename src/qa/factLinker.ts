@@ -9,7 +9,7 @@ import { FactChangeKind, type FactRecord } from '../domain/model.js';
 import { isValidAt } from '../domain/time.js';
 import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
-import { nameWords } from '../text/normalize.js';
+import { nameWords, normalizeAnswer } from '../text/normalize.js';
 import type { NamedNeighbour } from './question.js';
 import { roleAgreement } from './roleAcronyms.js';
 import type { LinkedSubject } from './subjects.js';
@@ -35,21 +35,32 @@ export interface FactMatch {
  */
 export const FACT_LINKING = { wordOverlapWeight: 0.03, coverageWeight: 0.04, minScore: 0.86 } as const;
 
+/** The attribute names of the whole store, which tell an attribute a subject lacks from another name of one it has. */
+export interface AttributeVocabulary {
+  names(): readonly string[];
+  /** Whether some article has had facts of both: then they are two attributes (Chairman, CEO), not two names of one (Manager, Head coach). */
+  heldTogether(first: string, second: string): Promise<boolean>;
+}
+
 export type SentenceEmbedder = (texts: readonly string[]) => Promise<Float32Array>;
 
 export class FactLinker {
   private readonly templates = new LRUCache<string, Float32Array>({ max: 100_000 });
 
+  private readonly attributeTerms = new LRUCache<string, Set<string>>({ max: 10_000 });
+
   constructor(
     private readonly embed: SentenceEmbedder,
     readonly dimension: number,
+    private readonly vocabulary: AttributeVocabulary = { names: () => [], heldTogether: async () => false },
   ) {}
 
   /**
    * The best (article, attribute) among the candidates' facts (each valid at the asked time), or
    * null when none reaches FACT_LINKING.minScore, or when the question names a role that the
    * nearest attribute is not and no attribute is (roleAcronyms.ts: the CFO of a subject with only
-   * a CEO, the foreign minister of one with only a finance minister).
+   * a CEO, the foreign minister of one with only a finance minister), or when it asks for an
+   * attribute the candidates lack (asksForAbsent).
    */
   async match(
     question: { text: string; vector: Float32Array; terms: ReadonlySet<string> },
@@ -60,7 +71,7 @@ export class FactLinker {
     const vectors = await this.vectors(pairs.map((pair) => pair.text));
     const scored = pairs.map((pair, i) => {
       const similarity = rowDot(question.vector, 0, vectors[i]!, 0, this.dimension);
-      const attribute = contentTerms(pair.fact.attribute);
+      const attribute = this.termsOf(pair.fact.attribute);
       const wordOverlap = attribute.size === 0 ? 0 : [...attribute].filter((term) => question.terms.has(term)).length / attribute.size;
       const score = similarity + FACT_LINKING.wordOverlapWeight * wordOverlap + FACT_LINKING.coverageWeight * (pair.subject.coverage - 1);
       return { ...pair, similarity, wordOverlap, score, agreement: roleAgreement(question.text, pair.fact.attribute, pair.subject) };
@@ -70,7 +81,7 @@ export class FactLinker {
     // Where the nearest attribute is another role of the asked one's shape, only the asked role itself will do.
     if (scored[0]?.agreement === 'contradicts') kept = kept.filter((pair) => pair.agreement === 'names');
     const best = kept[0];
-    if (!best || best.score < FACT_LINKING.minScore) return null;
+    if (!best || best.score < FACT_LINKING.minScore || (await this.asksForAbsent(question, best, candidates))) return null;
     const second = scored.find((pair) => pair !== best);
     return {
       fact: best.fact,
@@ -80,6 +91,47 @@ export class FactLinker {
       wordOverlap: best.wordOverlap,
       score: best.score,
     };
+  }
+
+  /**
+   * Whether the question asks for an attribute that other articles of the store have and the
+   * candidates lack ("Who is Starbucks' chairman?", where Boeing has a Chairman and Starbucks only a
+   * CEO): one it names word for word, none of whose words a candidate's attribute or the subject's
+   * name holds, which fits the question better as "<attribute> of <title>" than the best match does,
+   * and which some article has beside the best match's attribute (Liverpool's Head coach is what
+   * Manchester United calls its Manager: no article has both).
+   */
+  private async asksForAbsent(
+    question: { text: string; vector: Float32Array },
+    best: { subject: LinkedSubject; fact: FactRecord; score: number },
+    candidates: ReadonlyArray<{ facts: readonly FactRecord[] }>,
+  ): Promise<boolean> {
+    const owned = [...new Set(candidates.flatMap(({ facts }) => facts.flatMap((fact) => [...this.termsOf(fact.attribute)])))];
+    // "Chair" is the Chairman's word.
+    const isOwned = (term: string): boolean => owned.some((other) => other.startsWith(term) || term.startsWith(other));
+    const naming = contentTerms(best.subject.words.join(' '));
+    const said = ` ${normalizeAnswer(question.text)} `;
+    const absent = this.vocabulary.names().filter((name) => {
+      const words = normalizeAnswer(name);
+      // Word for word, or its plural: "captain", "chairman", but not "chaired" for Chair.
+      if (!words || !(said.includes(` ${words} `) || said.includes(` ${words}s `))) return false;
+      const terms = [...this.termsOf(name)];
+      return terms.length > 0 && terms.every((term) => !isOwned(term) && !naming.has(term));
+    });
+    if (absent.length === 0) return false;
+    const vectors = await this.vectors(absent.map((name) => `${name} of ${best.subject.title}`));
+    const fitOf = (vector: Float32Array): number =>
+      rowDot(question.vector, 0, vector, 0, this.dimension) + FACT_LINKING.wordOverlapWeight + FACT_LINKING.coverageWeight * (best.subject.coverage - 1);
+    for (const [index, name] of absent.entries()) {
+      if (fitOf(vectors[index]!) > best.score && (await this.vocabulary.heldTogether(name, best.fact.attribute))) return true;
+    }
+    return false;
+  }
+
+  private termsOf(attribute: string): Set<string> {
+    let terms = this.attributeTerms.get(attribute);
+    if (!terms) this.attributeTerms.set(attribute, (terms = contentTerms(attribute)));
+    return terms;
   }
 
   private async vectors(texts: readonly string[]): Promise<Float32Array[]> {

@@ -19,7 +19,8 @@ import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, namedNeighbour, questionNames, type QuestionAnalysis } from './question.js';
 import { namesAnAttribute } from './roleAcronyms.js';
-import { respell, SubjectIndex, type LinkedSubject } from './subjects.js';
+import { respell, type LinkedSubject } from './subjects.js';
+import { StoreNames } from './storeNames.js';
 import { anchorsInText, type PlanAnchor } from './textAnchors.js';
 import type { Period } from './textTime.js';
 import { readTimeScope, scopeInstants, TimeScopeKind, type ScopeInstants, type TimeScope } from './timeScope.js';
@@ -162,15 +163,16 @@ function settledDecision(
 }
 
 /**
- * Plans questions. It keeps the linker's cache and the index of article titles (rebuilt when a
- * snapshot is added) between calls; each plan it returns is its own.
+ * Plans questions. It keeps the linker's cache, the index of article titles and the store's
+ * attribute names (read again when a snapshot is added) between calls; each plan it returns is its own.
  */
 export class QuestionPlanner {
   private readonly linker: FactLinker;
-  private subjectIndex: { version: string; index: SubjectIndex } | null = null;
+  private readonly names: StoreNames;
 
   constructor(private readonly ports: AnsweringPorts) {
-    this.linker = new FactLinker((texts) => ports.encoder.embedQueries(texts), ports.encoder.dimension);
+    this.names = new StoreNames(ports.facts);
+    this.linker = new FactLinker((texts) => ports.encoder.embedQueries(texts), ports.encoder.dimension, this.names);
   }
 
   /**
@@ -180,7 +182,7 @@ export class QuestionPlanner {
    */
   async plan(requests: readonly AskRequest[], defaultAsOf: Date, where: string): Promise<AskedQuestion[]> {
     const asked = await this.planOnce(requests, defaultAsOf, where);
-    const titles = this.subjectIndex?.index;
+    const titles = this.names.index;
     const hops = asked.flatMap((question, index) => {
       const described = question.plans.find((plan) => plan.described)?.described;
       if (!described || !titles?.link(described.value).some((subject) => subject.coverage === 1)) return [];
@@ -212,7 +214,7 @@ export class QuestionPlanner {
     const latest = snapshots[snapshots.length - 1]!;
     const snapshotDates = snapshots.map((snapshot) => snapshot.takenAt);
     // Keyed by status too: an article list read while a snapshot is still being ingested is partial.
-    const subjects = await this.subjects(`${latest.id}:${latest.status}`);
+    const subjects = await this.names.at(`${latest.id}:${latest.status}`);
     const checked = requests.map((request, index) => {
       const at = requests.length === 1 && where === 'ask' ? '' : `${where}[${index}].`;
       let generator: Generator;
@@ -453,7 +455,7 @@ export class QuestionPlanner {
     const articleIds = [...new Set(plans.filter(({ plan }) => open(plan)).flatMap(({ hits }) => hits.map((hit) => hit.articleId)))];
     if (articleIds.length === 0) return plans.map(({ plan }) => plan);
     const versions = await this.ports.facts.factVersions(articleIds);
-    const index = this.subjectIndex!.index;
+    const index = this.names.index!;
     return Promise.all(
       plans.map(async ({ plan, hits }) => {
         if (!open(plan)) return plan;
@@ -488,12 +490,5 @@ export class QuestionPlanner {
       const kind = sentences.has(id) ? EvidenceKind.SENTENCE : EvidenceKind.PASSAGE;
       return [documentEvidence({ kind, id, articleId: unit.articleId, text: unit.text, validFrom: unit.validFrom, validTo: unit.validTo })];
     });
-  }
-
-  private async subjects(version: string): Promise<SubjectIndex> {
-    if (this.subjectIndex?.version !== version) {
-      this.subjectIndex = { version, index: new SubjectIndex(await this.ports.facts.articleTitles()) };
-    }
-    return this.subjectIndex.index;
   }
 }

@@ -20,6 +20,10 @@ export interface FactSource {
   /** Every snapshot, oldest first. */
   snapshots(): Promise<SnapshotRecord[]>;
   articleTitles(): Promise<Array<{ id: string; title: string }>>;
+  /** Every attribute name any fact of the store has had. */
+  attributeNames(): Promise<string[]>;
+  /** Whether some article has had facts of both attributes. */
+  attributesHeldTogether(first: string, second: string): Promise<boolean>;
   /** Every version of every fact of these articles, by article id. */
   factVersions(articleIds: readonly string[]): Promise<Map<string, FactRecord[]>>;
   /** The version a fact version superseded. */

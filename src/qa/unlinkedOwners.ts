@@ -6,6 +6,7 @@
  * one read from another article than the owner's ("Who is France's finance minister?" was answered
  * from Germany's page with its finance minister, adopted at 0.98).
  */
+import { countryNamesOf } from '../text/countries.js';
 import { normalizeAnswer } from '../text/normalize.js';
 import type { LinkedSubject } from './subjects.js';
 
@@ -30,16 +31,22 @@ export function ownerObjection(owners: readonly string[], evidenceText: string):
     : `the question asks something of ${unnamed.map((owner) => `"${owner}"`).join(', ')}, which no article is about and the words read do not name`;
 }
 
+/** A word that names a country by its people, not by the title's own words ("Dutch" for Netherlands). */
+const isDemonymOf = (word: string, subject: LinkedSubject): boolean => !names(spaced(subject.title), word) && countryNamesOf(word) !== null;
+
 /**
  * Why an answer read in `evidence` does not answer a question that asks something of a linked
- * article written possessively ("France's"): it was read in another article, whose words name
- * neither the owner's word nor its title. Null when it may answer.
+ * article written possessively ("France's") or by its people's adjective ("the Dutch finance
+ * minister"): it was read in another article, whose words name neither the owner's word nor its
+ * title. The adjective binds more loosely ("Which French regions will host the 2030 Winter
+ * Games?" asks of the Games): it makes an owner only where the answer was read in an article the
+ * question does not name. Null when it may answer.
  */
 export function linkedOwnerObjection(question: string, subjects: readonly LinkedSubject[], evidence: { articleId: string; text: string }): string | null {
   const words = spaced(question);
-  const owned = subjects
-    .map((subject) => ({ subject, word: subject.words.find((word) => ownsSomething(words, word)) }))
-    .filter(({ word }) => word !== undefined);
+  const readInNamed = subjects.some((subject) => subject.articleId === evidence.articleId);
+  const isOwner = (word: string, subject: LinkedSubject): boolean => ownsSomething(words, word) || (!readInNamed && isDemonymOf(word, subject));
+  const owned = subjects.map((subject) => ({ subject, word: subject.words.find((word) => isOwner(word, subject)) })).filter(({ word }) => word !== undefined);
   if (owned.length === 0 || owned.some(({ subject }) => subject.articleId === evidence.articleId)) return null;
   const text = spaced(evidence.text);
   if (owned.some(({ subject, word }) => names(text, word!) || names(text, normalizeAnswer(subject.title)))) return null;

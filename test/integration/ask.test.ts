@@ -94,6 +94,18 @@ describe('ask on the demo corpus', () => {
     assert.equal(data.ask.adopted, false, `got ${data.ask.guess}`);
   });
 
+  it("adopts no other article's role, nor another country's minister, for one the store lacks", async () => {
+    for (const [q, asOf] of [
+      ["who is starbucks' chairman", '2024-11-01'], // Starbucks has a CEO; Boeing has both a CEO and a Chairman
+      ["who is real madrid's captain", '2024-08-01'], // Real Madrid has a Head coach; Liverpool has both
+      ["who's the dutch finance minister", '2025-02-01'], // Germany's is in the store, the Netherlands' is not
+    ]) {
+      const { data, errors } = await execute(runtime, ASK, { q, asOf, mode: 'GATED' });
+      assert.equal(errors, undefined, q);
+      assert.equal(data.ask.adopted, false, `${q}: got ${data.ask.guess}`);
+    }
+  });
+
   it('asks of the thing a question names by a fact: "the ChatGPT developer" is OpenAI, not the answer', async () => {
     const { data } = await execute(runtime, ASK, { q: 'Who chairs the directors at the ChatGPT developer?', asOf: '2024-11-01', mode: 'GATED' });
     assert.equal(data.ask.guess, 'Bret Taylor');

@@ -190,6 +190,9 @@ export function fakePorts(
     facts: {
       snapshots: async () => snapshots,
       articleTitles: async () => world.articles.map(({ id }) => ({ id, title: id })),
+      attributeNames: async () => [...new Set(facts.map((fact) => fact.attribute))],
+      attributesHeldTogether: async (first, second) =>
+        facts.some((one) => one.attribute === first && facts.some((other) => other.subject === one.subject && other.attribute === second)),
       factVersions: async (ids) => byArticle(ids),
       previousFact: async (factId) => {
         const fact = facts.find((f) => f.id === factId);

@@ -195,27 +195,63 @@ describe('answer metrics and question reading', () => {
     }
   });
 
+  // Every attribute is equally near by meaning here: only the words and the acronyms decide.
+  const equallyNear = async (texts: readonly string[]) => new Float32Array(texts.length * 2).fill(Math.SQRT1_2);
+  const fact = (subject: string, attribute: string, value: string): FactRecord => ({
+    ...{ id: `${subject}/${attribute}`, subject, attribute, value, change: FactChangeKind.NEW, addedMembers: [], removedMembers: [] },
+    ...{ validFrom: new Date('2024-01-01'), validTo: null, recordedAt: new Date('2024-01-01'), eventTimes: [] },
+  });
+  const linkedBy = (linker: FactLinker, title: string) => async (question: string, attributes: FactRecord[]) => {
+    const subject = { articleId: title, title, coverage: 1, words: [...contentTerms(title)] };
+    const asked = { text: question, vector: Float32Array.of(Math.SQRT1_2, Math.SQRT1_2), terms: contentTerms(question) };
+    return (await linker.match(asked, [{ subject, facts: attributes }]))?.fact.value ?? null;
+  };
+
   it('links no fact when the question names a role the subject lacks, rather than the nearest one it has', async () => {
-    // Every attribute is equally near by meaning here: only the words and the acronyms decide.
-    const linker = new FactLinker(async (texts) => new Float32Array(texts.length * 2).fill(Math.SQRT1_2), 2);
-    const fact = (attribute: string, value: string): FactRecord => ({
-      ...{ id: attribute, subject: 'Boeing', attribute, value, change: FactChangeKind.NEW, addedMembers: [], removedMembers: [] },
-      ...{ validFrom: new Date('2024-01-01'), validTo: null, recordedAt: new Date('2024-01-01'), eventTimes: [] },
-    });
-    const subject = { articleId: 'Boeing', title: 'Boeing', coverage: 1, words: ['boeing'] };
-    const linked = async (question: string, attributes: FactRecord[]) =>
-      (
-        await linker.match({ text: question, vector: Float32Array.of(Math.SQRT1_2, Math.SQRT1_2), terms: contentTerms(question) }, [
-          { subject, facts: attributes },
-        ])
-      )?.fact.value ?? null;
-    const ceoOnly = [fact('CEO', 'Kelly Ortberg'), fact('Chairman', 'Steve Mollenkopf')];
+    const linked = linkedBy(new FactLinker(equallyNear, 2), 'Boeing');
+    const ceoOnly = [fact('Boeing', 'CEO', 'Kelly Ortberg'), fact('Boeing', 'Chairman', 'Steve Mollenkopf')];
     assert.equal(await linked("Who is Boeing's chief financial officer?", ceoOnly), null);
     assert.equal(await linked("Who is Boeing's chief executive officer?", ceoOnly), 'Kelly Ortberg');
-    assert.equal(await linked("Who is Boeing's chief financial officer?", [...ceoOnly, fact('CFO', 'Brian West')]), 'Brian West');
+    assert.equal(await linked("Who is Boeing's chief financial officer?", [...ceoOnly, fact('Boeing', 'CFO', 'Brian West')]), 'Brian West');
     assert.equal(await linked("Who is Boeing's chairman?", ceoOnly), 'Steve Mollenkopf');
     assert.equal(await linked("who is boeing's cfo", ceoOnly), null, 'an acronym written in lower case');
     assert.equal(await linked("who's boeing's ceo", ceoOnly), 'Kelly Ortberg');
+  });
+
+  it("links no fact when the question names an attribute other articles have and the subject lacks: Starbucks' chairman is not its CEO", async () => {
+    // Boeing has a CEO and a Chairman, Liverpool a Captain and a Head coach; Manchester United calls its head coach Manager.
+    const together = [
+      ['CEO', 'Chairman'],
+      ['Captain', 'Head coach'],
+      ['Captain', 'Manager'],
+    ];
+    const vocabulary = (names: string[]) => ({
+      names: () => names,
+      heldTogether: async (first: string, second: string) => together.some((pair) => pair.includes(first) && pair.includes(second)),
+    });
+    const store = ['CEO', 'Chairman', 'Captain', 'Head coach', 'Manager', 'Chair', 'Incumbent'];
+    const starbucks = linkedBy(new FactLinker(equallyNear, 2, vocabulary(store)), 'Starbucks');
+    const ceo = fact('Starbucks', 'CEO', 'Brian Niccol');
+    assert.equal(await starbucks("who is starbucks' chairman", [ceo]), null);
+    assert.equal(await starbucks("who is starbucks' ceo", [ceo]), 'Brian Niccol');
+    assert.equal(await starbucks("who is starbucks' chairman", [ceo, fact('Starbucks', 'Chairman', 'Mellody Hobson')]), 'Mellody Hobson');
+    assert.notEqual(
+      await starbucks("who chairs starbucks' board", [ceo, fact('Starbucks', 'Chairman', 'Mellody Hobson')]),
+      null,
+      'not refused: "Chair" is the Chairman\'s word',
+    );
+    assert.equal(await starbucks('who chaired starbucks in 2023', [ceo]), 'Brian Niccol', 'a verb is no attribute named word for word');
+    const madrid = linkedBy(new FactLinker(equallyNear, 2, vocabulary(store)), 'Real Madrid CF');
+    const coach = fact('Real Madrid CF', 'Head coach', 'Carlo Ancelotti');
+    assert.equal(await madrid("who is real madrid's captain", [coach]), null);
+    assert.equal(await madrid("who is real madrid's manager", [coach]), 'Carlo Ancelotti', 'no article has a Manager beside a Head coach: another name of it');
+    const council = linkedBy(new FactLinker(equallyNear, 2, vocabulary([...store, 'President'])), 'President of the European Council');
+    const incumbent = fact('President of the European Council', 'Incumbent', 'Charles Michel');
+    assert.equal(
+      await council('who is the president of the european council', [incumbent]),
+      'Charles Michel',
+      "the subject's own word names no other attribute",
+    );
   });
 
   it('reads a name after "in" as no answer to who, and one after "by" as no answer to where', () => {
@@ -239,6 +275,17 @@ describe('answer metrics and question reading', () => {
     assert.equal(linkedOwnerObjection(asked, [france, tour], { articleId: 'France', text: 'Bruno Le Maire.' }), null);
     assert.equal(linkedOwnerObjection(asked, [france], { articleId: 'Europe', text: 'The French finance minister, Bruno Le Maire, of France.' }), null);
     assert.equal(linkedOwnerObjection('Who is the finance minister of France?', [france], germany), null, 'no possessive: no owner');
+    const netherlands = { articleId: 'Netherlands', title: 'Netherlands', coverage: 1, words: ['dutch'] };
+    const dutch = "who's the dutch finance minister";
+    assert.match(linkedOwnerObjection(dutch, [netherlands], germany) ?? '', /asks something of "Netherlands".*read in Germany/, 'a demonym names an owner');
+    assert.equal(linkedOwnerObjection(dutch, [netherlands], { articleId: 'Netherlands', text: 'Eelco Heinen.' }), null);
+    assert.equal(linkedOwnerObjection(dutch, [netherlands], { articleId: 'Europe', text: 'The Dutch finance minister, Eelco Heinen.' }), null);
+    const games = { articleId: '2030 Winter Olympics', title: '2030 Winter Olympics', coverage: 2 / 3, words: ['2030', 'winter'] };
+    const regions = { articleId: '2030 Winter Olympics', text: "Auvergne-Rhône-Alpes and Provence-Alpes-Côte d'Azur" };
+    const hosts = 'Which French regions will host the 2030 Winter Games?';
+    const franceByAdjective = { ...france, words: ['french'] };
+    assert.equal(linkedOwnerObjection(hosts, [franceByAdjective, games], regions), null, 'read in an article the question names');
+    assert.match(linkedOwnerObjection(hosts, [franceByAdjective, games], { ...regions, articleId: 'Italy' }) ?? '', /asks something of "France"/);
   });
 
   it('reads a date as no answer to who or where', () => {
