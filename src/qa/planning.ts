@@ -19,7 +19,7 @@ import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, namedNeighbour, questionNames, type QuestionAnalysis } from './question.js';
 import { namesAnAttribute } from './roleAcronyms.js';
-import { respell, type LinkedSubject } from './subjects.js';
+import { namesBesideTitles, respell, type LinkedSubject } from './subjects.js';
 import { StoreNames } from './storeNames.js';
 import { anchorsInText, type PlanAnchor } from './textAnchors.js';
 import type { Period } from './textTime.js';
@@ -250,7 +250,7 @@ export class QuestionPlanner {
       const linked = subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false });
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!, scope?.text);
-      const unlinkedNames = names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word)));
+      const unlinkedNames = [...names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word))), ...namesBesideTitles(names, linked)];
       return { scope, summary, linked, names, unlinkedNames };
     });
     // A batch reads the store once per kind of read (and once per instant for change profiles), not once per question.

@@ -342,3 +342,25 @@ export function respell(text: string, typos: ReadonlyMap<string, string>): strin
     return /^\p{Lu}/u.test(word) ? title[0]!.toUpperCase() + title.slice(1) : title;
   });
 }
+
+/**
+ * The parts of a question's names (questionNames, split at "of", "the" …) that join a word of a
+ * linked title to a word no linked subject has: "Real Sociedad" beside Real Madrid CF, "European
+ * Commission" beside President of the European Council. Such a part names another thing, unless
+ * the store's text uses it ("Winter Games" for the 2030 Winter Olympics), which the caller asks. A
+ * demonym is no title's word ("Cambodian Senate"), nor is a club's "FC".
+ */
+export function namesBesideTitles(names: readonly string[], linked: readonly LinkedSubject[]): string[] {
+  const titleWords = [...new Set(linked.flatMap((subject) => nameWords(subject.title)))].filter((word) => !TITLE_FILLER.has(word));
+  // "Champions" is a word of "Championships", "Cup" of "Cups"; "Cambodian" is none of Cambodia's.
+  const ofTitles = (word: string): boolean =>
+    titleWords.includes(word) || (countryNamesOf(word) === null && titleWords.some((title) => title.startsWith(word) || word.startsWith(title)));
+  // What linking read as a title's word: "Utd" is United's.
+  const named = new Set(linked.flatMap((subject) => subject.words));
+  const parts = names.flatMap((name) => name.split(/\s+(?:(?:of|the|and|de)\s+)+/));
+  return parts.filter((part) => {
+    const words = part.split(' ');
+    const other = (word: string): boolean => !ofTitles(word) && !named.has(word) && !TITLE_FILLER.has(word) && contentTerms(word).size > 0;
+    return words.some(ofTitles) && words.some(other);
+  });
+}

@@ -94,11 +94,14 @@ describe('ask on the demo corpus', () => {
     assert.equal(data.ask.adopted, false, `got ${data.ask.guess}`);
   });
 
-  it("adopts no other article's role, nor another country's minister, for one the store lacks", async () => {
+  it("adopts no other article's role, another country's minister or another club's coach for one the store lacks", async () => {
     for (const [q, asOf] of [
       ["who is starbucks' chairman", '2024-11-01'], // Starbucks has a CEO; Boeing has both a CEO and a Chairman
       ["who is real madrid's captain", '2024-08-01'], // Real Madrid has a Head coach; Liverpool has both
       ["who's the dutch finance minister", '2025-02-01'], // Germany's is in the store, the Netherlands' is not
+      ['Who is the head coach of Real Sociedad?', '2024-11-01'], // not Real Madrid's
+      ['Who is the President of the European Commission?', '2024-11-01'], // not the European Council's
+      ["Who is Manchester City's captain?", '2024-11-01'], // not Manchester United's
     ]) {
       const { data, errors } = await execute(runtime, ASK, { q, asOf, mode: 'GATED' });
       assert.equal(errors, undefined, q);

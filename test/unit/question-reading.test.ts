@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { exactMatch, f1Score, matchAccuracy } from '../../src/qa/answerMetrics.js';
 import { trainSoftmaxRegression } from '../../src/learning/softmaxRegression.js';
 import { analyseQuestion, expectedAnswerType, questionNames } from '../../src/qa/question.js';
-import { respell, SubjectIndex } from '../../src/qa/subjects.js';
+import { namesBesideTitles, respell, SubjectIndex } from '../../src/qa/subjects.js';
 import { roleAgreement } from '../../src/qa/roleAcronyms.js';
 import { typeMisfit } from '../../src/qa/typeMisfit.js';
 import { linkedOwnerObjection } from '../../src/qa/unlinkedOwners.js';
@@ -149,6 +149,27 @@ describe('answer metrics and question reading', () => {
       [1],
       'named by the words before the brackets',
     );
+  });
+
+  it('reads a name that joins a title word to a word no title has as another name: Real Sociedad is not Real Madrid', () => {
+    const titles = [
+      'Real Madrid CF',
+      'Manchester United F.C.',
+      'President of the European Council',
+      'Politics of Cambodia',
+      'UEFA Champions League',
+      '2030 Winter Olympics',
+    ];
+    const index = new SubjectIndex(titles.map((title) => ({ id: title, title })));
+    const beside = (question: string): string[] => namesBesideTitles(questionNames(analyseQuestion(question)), index.link(question));
+    assert.deepEqual(beside('Who is the head coach of Real Sociedad?'), ['real sociedad']);
+    assert.deepEqual(beside("Who is Manchester City's captain?"), ['manchester city']);
+    assert.deepEqual(beside('Who is the President of the European Commission?'), ['european commission']);
+    assert.deepEqual(beside('Which French regions will host the 2030 Winter Games?'), ['winter games'], "for the caller to look up in the store's text");
+    assert.deepEqual(beside('Who is the head coach of Real Madrid?'), []);
+    assert.deepEqual(beside('Who manages Man Utd?'), [], 'a short form linking read as the title word');
+    assert.deepEqual(beside('Who is the champion of the UEFA Champions League?'), [], 'an inflected title word');
+    assert.deepEqual(beside('Who chairs the Cambodian Senate?'), [], 'a demonym is no title word');
   });
 
   it('tells the role an acronym names from another of its shape, and a role from another of its head: the CFO is not the CEO', () => {
