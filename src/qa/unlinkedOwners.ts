@@ -16,10 +16,10 @@ const names = (words: string, name: string): boolean => words.includes(` ${name}
 /** "Trump's" is normalised to "trump s". */
 const ownsSomething = (words: string, name: string): boolean => names(words, `${name} s`);
 
-/** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's"). */
+/** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's") or after "of" ("the captain of Manchester City"). */
 export function unlinkedOwners(question: string, unknownNames: readonly string[]): string[] {
   const words = spaced(question);
-  return unknownNames.filter((name) => ownsSomething(words, name));
+  return unknownNames.filter((name) => ownsSomething(words, name) || names(words, `of ${name}`));
 }
 
 /** Why an answer read from `evidenceText` does not answer a question about `owners`; null when the text names each of them. */

@@ -102,6 +102,8 @@ describe('ask on the demo corpus', () => {
       ['Who is the head coach of Real Sociedad?', '2024-11-01'], // not Real Madrid's
       ['Who is the President of the European Commission?', '2024-11-01'], // not the European Council's
       ["Who is Manchester City's captain?", '2024-11-01'], // not Manchester United's
+      ['Who is the captain of Manchester City?', '2024-11-01'],
+      ['Who is the president of the European Parliament?', '2024-11-01'],
     ]) {
       const { data, errors } = await execute(runtime, ASK, { q, asOf, mode: 'GATED' });
       assert.equal(errors, undefined, q);

@@ -173,12 +173,15 @@ describe('ask, stage by stage, on fakes', () => {
           facts: [{ attribute: 'Vice President', value: 'Victoria Villarruel', from: '2024-07-01' }],
           passages: [{ text: 'Vice President Victoria Villarruel took office in 2023.', from: '2024-07-01' }],
         },
-        { id: 'United States', passages: [{ text: 'Donald Trump won the 2024 election.', from: '2024-07-01' }] },
+        { id: 'United States', passages: [{ text: 'Donald Trump won the 2024 election. Brazil voted in 2022.', from: '2024-07-01' }] },
       ],
     };
     const owned = await ask({ question: "Who will be Trump's vice president?", asOf: new Date('2025-01-16') }, fakePorts(argentina));
     assert.equal(owned.adopted, false);
     assert.match(owned.decision.cues.join(' '), /asks something of "trump", which no article is about/);
+    const ofBrazil = await ask({ question: 'Who is the vice president of Brazil?', asOf: new Date('2025-01-16') }, fakePorts(argentina));
+    assert.equal(ofBrazil.adopted, false, `got ${ofBrazil.guess}`);
+    assert.match(ofBrazil.decision.cues.join(' '), /asks something of "brazil"/, 'a name after "of" is asked something of too');
     const linked = await ask({ question: "Who is Argentina's vice president?", asOf: new Date('2025-01-16') }, fakePorts(argentina));
     assert.deepEqual([linked.guess, linked.adopted], ['Victoria Villarruel', true], 'an owner an article is about is no stranger');
   });
