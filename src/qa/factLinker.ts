@@ -48,6 +48,8 @@ export class FactLinker {
   private readonly templates = new LRUCache<string, Float32Array>({ max: 100_000 });
 
   private readonly attributeTerms = new LRUCache<string, Set<string>>({ max: 10_000 });
+  /** Each attribute name of the store normalised once: every match reads all of them, and a store may have thousands. */
+  private readonly attributeWords = new LRUCache<string, string>({ max: 100_000 });
 
   constructor(
     private readonly embed: SentenceEmbedder,
@@ -112,7 +114,8 @@ export class FactLinker {
     const naming = contentTerms(best.subject.words.join(' '));
     const said = ` ${normalizeAnswer(question.text)} `;
     const absent = this.vocabulary.names().filter((name) => {
-      const words = normalizeAnswer(name);
+      let words = this.attributeWords.get(name);
+      if (words === undefined) this.attributeWords.set(name, (words = normalizeAnswer(name)));
       // Word for word, or its plural: "captain", "chairman", but not "chaired" for Chair.
       if (!words || !(said.includes(` ${words} `) || said.includes(` ${words}s `))) return false;
       const terms = [...this.termsOf(name)];
