@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { AskService } from '../src/qa/askService.js';
 import type { AnswerResult } from '../src/qa/types.js';
-import { normalizeAnswer } from '../src/text/normalize.js';
+import { holdsWords, normalizeAnswer, spacedWords } from '../src/text/normalize.js';
 import { modeReport, type ModeReport } from './answerEvaluation.js';
 import type { EvaluationSnapshot } from './evaluationStore.js';
 import type { QaItem } from './qaFile.js';
@@ -52,8 +52,8 @@ export function timeQaParagraphItems(items: readonly QaItem[]): QaItem[] {
     const numbers = item.question.match(/\d+/g) ?? [];
     let best: { text: string; shared: number } | null = null;
     for (const text of page.text.split(/\n\s*\n/)) {
-      const normal = ` ${normalizeAnswer(text)} `;
-      if (!gold.some((answer) => normal.includes(` ${answer} `))) continue;
+      const normal = spacedWords(text);
+      if (!gold.some((answer) => holdsWords(normal, answer))) continue;
       const shared = numbers.filter((number) => new RegExp(`\\b${number}\\b`).test(text)).length;
       if (best === null || shared > best.shared) best = { text, shared };
     }
@@ -65,9 +65,9 @@ export function timeQaParagraphItems(items: readonly QaItem[]): QaItem[] {
 function evidenceHolds(item: QaItem, result: AnswerResult): boolean {
   const gold = item.answers.map(normalizeAnswer).filter(Boolean);
   const texts = [...result.rounds.flatMap((round) => round.hits), ...result.candidates.map((candidate) => candidate.evidence)].map((evidence) =>
-    normalizeAnswer(evidence.text),
+    spacedWords(evidence.text),
   );
-  return gold.some((answer) => texts.some((text) => ` ${text} `.includes(` ${answer} `)));
+  return gold.some((answer) => texts.some((text) => holdsWords(text, answer)));
 }
 
 export interface TimeQaReport {

@@ -8,7 +8,7 @@
  */
 import { ChatClient, type ChatEndpointConfig, type ChatMessage } from '../platform/openaiChat.js';
 import { MAX_ANSWER_TOKENS } from '../text/annotation.js';
-import { normalizeAnswer } from '../text/normalize.js';
+import { holdsWords, normalizeAnswer, spacedWords } from '../text/normalize.js';
 import type { DialogueGenerator, DraftDialogue, DraftDialogueTurn, DraftQuestion, GenerationInput, QuestionGenerator } from './types.js';
 
 const QUESTION_REPLY_TOKENS = 512;
@@ -179,8 +179,7 @@ function spanIn(text: string, phrase: string): string | null {
 
 /** Whether the answer's words occur in the question in a row: such a question gives its answer away. */
 function answerInQuestion(answer: string, question: string): boolean {
-  const words = normalizeAnswer(answer);
-  return words !== '' && ` ${normalizeAnswer(question)} `.includes(` ${words} `);
+  return holdsWords(spacedWords(question), normalizeAnswer(answer));
 }
 
 function draftQuestion(raw: unknown, input: GenerationInput): DraftQuestion | null {

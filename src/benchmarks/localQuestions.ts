@@ -14,7 +14,7 @@
 import { annotate, MAX_ANSWER_TOKENS, spanText, type AnnotatedSentence, type Token } from '../text/annotation.js';
 import { clauseOf, inverted, isClauseBoundary, type Clause } from '../text/clauses.js';
 import { english } from '../text/language.js';
-import { normalizeAnswer } from '../text/normalize.js';
+import { holdsWords, normalizeAnswer, spacedWords } from '../text/normalize.js';
 import { alignTokens } from '../text/tokenAlignment.js';
 import {
   answersOf,
@@ -274,7 +274,7 @@ function contentWords(text: string): Set<string> {
 /** Whether a question gives its answer away, whole or by a content word. */
 export function questionRevealsAnswer(question: string, answer: string): boolean {
   const normalized = normalizeAnswer(answer);
-  if (normalized === '' || ` ${normalizeAnswer(question)} `.includes(` ${normalized} `)) return true;
+  if (normalized === '' || holdsWords(spacedWords(question), normalized)) return true;
   const questionWords = contentWords(question);
   return [...contentWords(answer)].some((word) => questionWords.has(word));
 }

@@ -3,7 +3,7 @@
  * spaces): exact match, token F1 (best over the gold answers) and match accuracy (a gold
  * answer occurs in the prediction, as RetrievalQA scores free-form answers).
  */
-import { normalizeAnswer } from '../text/normalize.js';
+import { holdsWords, normalizeAnswer, spacedWords } from '../text/normalize.js';
 
 export function exactMatch(prediction: string, answers: readonly string[]): number {
   const predicted = normalizeAnswer(prediction);
@@ -35,8 +35,8 @@ export function f1Score(prediction: string, answers: readonly string[]): number 
 }
 
 export function matchAccuracy(prediction: string, answers: readonly string[]): number {
-  const predicted = ` ${normalizeAnswer(prediction)} `;
-  return answers.some((answer) => normalizeAnswer(answer) !== '' && predicted.includes(` ${normalizeAnswer(answer)} `)) ? 1 : 0;
+  const predicted = spacedWords(prediction);
+  return answers.some((answer) => holdsWords(predicted, normalizeAnswer(answer))) ? 1 : 0;
 }
 
 export interface AnswerScores {

@@ -9,7 +9,7 @@ import { FactChangeKind, type FactRecord } from '../domain/model.js';
 import { isValidAt } from '../domain/time.js';
 import { rowDot } from '../embedding/vectors.js';
 import { contentTerms } from '../text/language.js';
-import { nameWords, normalizeAnswer } from '../text/normalize.js';
+import { holdsWords, nameWords, normalizeAnswer, spacedWords } from '../text/normalize.js';
 import type { NamedNeighbour } from './question.js';
 import { roleAgreement } from './roleAcronyms.js';
 import type { LinkedSubject } from './subjects.js';
@@ -112,12 +112,12 @@ export class FactLinker {
     // "Chair" is the Chairman's word.
     const isOwned = (term: string): boolean => owned.some((other) => other.startsWith(term) || term.startsWith(other));
     const naming = contentTerms(best.subject.words.join(' '));
-    const said = ` ${normalizeAnswer(question.text)} `;
+    const said = spacedWords(question.text);
     const absent = this.vocabulary.names().filter((name) => {
       let words = this.attributeWords.get(name);
       if (words === undefined) this.attributeWords.set(name, (words = normalizeAnswer(name)));
       // Word for word, or its plural: "captain", "chairman", but not "chaired" for Chair.
-      if (!words || !(said.includes(` ${words} `) || said.includes(` ${words}s `))) return false;
+      if (!words || !(holdsWords(said, words) || holdsWords(said, `${words}s`))) return false;
       const terms = [...this.termsOf(name)];
       return terms.length > 0 && terms.every((term) => !isOwned(term) && !naming.has(term));
     });

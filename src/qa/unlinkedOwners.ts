@@ -7,32 +7,29 @@
  * from Germany's page with its finance minister, adopted at 0.98).
  */
 import { countryNamesOf } from '../text/countries.js';
-import { normalizeAnswer } from '../text/normalize.js';
+import { holdsWords, normalizeAnswer, spacedWords } from '../text/normalize.js';
 import type { LinkedSubject } from './subjects.js';
 
-/** A text's normalised words between spaces, in which a whole word or run of words is found as ` name `. */
-const spaced = (text: string): string => ` ${normalizeAnswer(text)} `;
-const names = (words: string, name: string): boolean => words.includes(` ${name} `);
 /** "Trump's" is normalised to "trump s". */
-const ownsSomething = (words: string, name: string): boolean => names(words, `${name} s`);
+const ownsSomething = (words: string, name: string): boolean => holdsWords(words, `${name} s`);
 
 /** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's") or after "of" ("the captain of Manchester City"). */
 export function unlinkedOwners(question: string, unknownNames: readonly string[]): string[] {
-  const words = spaced(question);
-  return unknownNames.filter((name) => ownsSomething(words, name) || names(words, `of ${name}`));
+  const words = spacedWords(question);
+  return unknownNames.filter((name) => ownsSomething(words, name) || holdsWords(words, `of ${name}`));
 }
 
 /** Why an answer read from `evidenceText` does not answer a question about `owners`; null when the text names each of them. */
 export function ownerObjection(owners: readonly string[], evidenceText: string): string | null {
-  const words = spaced(evidenceText);
-  const unnamed = owners.filter((owner) => !names(words, owner));
+  const words = spacedWords(evidenceText);
+  const unnamed = owners.filter((owner) => !holdsWords(words, owner));
   return unnamed.length === 0
     ? null
     : `the question asks something of ${unnamed.map((owner) => `"${owner}"`).join(', ')}, which no article is about and the words read do not name`;
 }
 
 /** A word that names a country by its people, not by the title's own words ("Dutch" for Netherlands). */
-const isDemonymOf = (word: string, subject: LinkedSubject): boolean => !names(spaced(subject.title), word) && countryNamesOf(word) !== null;
+const isDemonymOf = (word: string, subject: LinkedSubject): boolean => !holdsWords(spacedWords(subject.title), word) && countryNamesOf(word) !== null;
 
 /**
  * Why an answer read in `evidence` does not answer a question that asks something of a linked
@@ -43,12 +40,12 @@ const isDemonymOf = (word: string, subject: LinkedSubject): boolean => !names(sp
  * question does not name. Null when it may answer.
  */
 export function linkedOwnerObjection(question: string, subjects: readonly LinkedSubject[], evidence: { articleId: string; text: string }): string | null {
-  const words = spaced(question);
+  const words = spacedWords(question);
   const readInNamed = subjects.some((subject) => subject.articleId === evidence.articleId);
   const isOwner = (word: string, subject: LinkedSubject): boolean => ownsSomething(words, word) || (!readInNamed && isDemonymOf(word, subject));
   const owned = subjects.map((subject) => ({ subject, word: subject.words.find((word) => isOwner(word, subject)) })).filter(({ word }) => word !== undefined);
   if (owned.length === 0 || owned.some(({ subject }) => subject.articleId === evidence.articleId)) return null;
-  const text = spaced(evidence.text);
-  if (owned.some(({ subject, word }) => names(text, word!) || names(text, normalizeAnswer(subject.title)))) return null;
+  const text = spacedWords(evidence.text);
+  if (owned.some(({ subject, word }) => holdsWords(text, word!) || holdsWords(text, normalizeAnswer(subject.title)))) return null;
   return `the question asks something of "${owned[0]!.subject.title}", and the answer was read in ${evidence.articleId}, whose words do not name it`;
 }

@@ -9,6 +9,19 @@ export function normalizeAnswer(text: string): string {
     .trim();
 }
 
+/**
+ * A text's normalised words (normalizeAnswer) between spaces, in which `holdsWords` finds a whole
+ * word or run of words, not part of one ("chair" is not in "chairman").
+ */
+export function spacedWords(text: string): string {
+  return ` ${normalizeAnswer(text)} `;
+}
+
+/** Whether `spaced` (spacedWords) holds the normalised `words` whole; never for no words. */
+export function holdsWords(spaced: string, words: string): boolean {
+  return words !== '' && spaced.includes(` ${words} `);
+}
+
 /** The text without its diacritics ("Élisabeth" → "Elisabeth"). */
 export function withoutMarks(text: string): string {
   return text.normalize('NFD').replace(/\p{M}/gu, '');
