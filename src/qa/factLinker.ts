@@ -47,9 +47,9 @@ export type SentenceEmbedder = (texts: readonly string[]) => Promise<Float32Arra
 export class FactLinker {
   private readonly templates = new LRUCache<string, Float32Array>({ max: 100_000 });
 
-  private readonly attributeTerms = new LRUCache<string, Set<string>>({ max: 10_000 });
+  private readonly attributeTerms = new LRUCache<string, Set<string>>({ max: 10_000, memoMethod: (attribute) => contentTerms(attribute) });
   /** Each attribute name of the store normalised once: every match reads all of them, and a store may have thousands. */
-  private readonly attributeWords = new LRUCache<string, string>({ max: 100_000 });
+  private readonly attributeWords = new LRUCache<string, string>({ max: 100_000, memoMethod: (name) => normalizeAnswer(name) });
 
   constructor(
     private readonly embed: SentenceEmbedder,
@@ -73,7 +73,7 @@ export class FactLinker {
     const vectors = await this.vectors(pairs.map((pair) => pair.text));
     const scored = pairs.map((pair, i) => {
       const similarity = rowDot(question.vector, 0, vectors[i]!, 0, this.dimension);
-      const attribute = this.termsOf(pair.fact.attribute);
+      const attribute = this.attributeTerms.memo(pair.fact.attribute);
       const wordOverlap = attribute.size === 0 ? 0 : [...attribute].filter((term) => question.terms.has(term)).length / attribute.size;
       const score = similarity + FACT_LINKING.wordOverlapWeight * wordOverlap + FACT_LINKING.coverageWeight * (pair.subject.coverage - 1);
       return { ...pair, similarity, wordOverlap, score, agreement: roleAgreement(question.text, pair.fact.attribute, pair.subject) };
@@ -108,17 +108,16 @@ export class FactLinker {
     best: { subject: LinkedSubject; fact: FactRecord; score: number },
     candidates: ReadonlyArray<{ facts: readonly FactRecord[] }>,
   ): Promise<boolean> {
-    const owned = [...new Set(candidates.flatMap(({ facts }) => facts.flatMap((fact) => [...this.termsOf(fact.attribute)])))];
+    const owned = [...new Set(candidates.flatMap(({ facts }) => facts.flatMap((fact) => [...this.attributeTerms.memo(fact.attribute)])))];
     // "Chair" is the Chairman's word.
     const isOwned = (term: string): boolean => owned.some((other) => other.startsWith(term) || term.startsWith(other));
     const naming = contentTerms(best.subject.words.join(' '));
     const said = spacedWords(question.text);
     const absent = this.vocabulary.names().filter((name) => {
-      let words = this.attributeWords.get(name);
-      if (words === undefined) this.attributeWords.set(name, (words = normalizeAnswer(name)));
+      const words = this.attributeWords.memo(name);
       // Word for word, or its plural: "captain", "chairman", but not "chaired" for Chair.
       if (!words || !(holdsWords(said, words) || holdsWords(said, `${words}s`))) return false;
-      const terms = [...this.termsOf(name)];
+      const terms = [...this.attributeTerms.memo(name)];
       return terms.length > 0 && terms.every((term) => !isOwned(term) && !naming.has(term));
     });
     if (absent.length === 0) return false;
@@ -129,12 +128,6 @@ export class FactLinker {
       if (fitOf(vectors[index]!) > best.score && (await this.vocabulary.heldTogether(name, best.fact.attribute))) return true;
     }
     return false;
-  }
-
-  private termsOf(attribute: string): Set<string> {
-    let terms = this.attributeTerms.get(attribute);
-    if (!terms) this.attributeTerms.set(attribute, (terms = contentTerms(attribute)));
-    return terms;
   }
 
   private async vectors(texts: readonly string[]): Promise<Float32Array[]> {

@@ -37,7 +37,11 @@ const MIN_READINGS = 20;
  */
 const PAGE_PASSAGES = 8;
 /** Content words of passage texts: a page's passages are weighed for each question about it. */
-const passageTerms = new LRUCache<string, Set<string>>({ maxSize: 4_000_000, sizeCalculation: (_terms, text) => Math.max(1, text.length) });
+const passageTerms = new LRUCache<string, Set<string>>({
+  maxSize: 4_000_000,
+  sizeCalculation: (_terms, text) => Math.max(1, text.length),
+  memoMethod: (text) => contentTerms(text),
+});
 
 /** Candidates whose words fit the period at least this share of the best fit are chosen among by the gate. */
 const NEAR_BEST_FIT = 0.8;
@@ -122,11 +126,7 @@ function latestVersions(units: readonly UnitRecord[]): UnitRecord[] {
  * the named pages. Among equals, the first given.
  */
 export function mostAlike<T extends Pick<UnitRecord, 'text'>>(units: readonly T[], asked: ReadonlySet<string>, n: number): T[] {
-  const held = units.map((unit) => {
-    let terms = passageTerms.get(unit.text);
-    if (!terms) passageTerms.set(unit.text, (terms = contentTerms(unit.text)));
-    return terms;
-  });
+  const held = units.map((unit) => passageTerms.memo(unit.text));
   const weighted = [...asked].map((term) => ({ term, weight: Math.log((units.length + 1) / Math.max(1, held.filter((terms) => terms.has(term)).length)) }));
   return units
     .map((unit, i) => ({ unit, score: weighted.reduce((sum, { term, weight }) => sum + (held[i]!.has(term) ? weight : 0), 0) }))
