@@ -12,6 +12,8 @@ export interface ChangeProfile {
   sentenceChanges: number;
   /** Fact updates and sentence revisions in the year up to asOf: how volatile the article is. */
   recentRevisions: number;
+  /** Whether the article was first stored inside the window: one side of it knows nothing of the article. */
+  added: boolean;
 }
 
 /** A fact version with what the question generator needs: its predecessor and the passages that state it. */
@@ -47,7 +49,7 @@ export class AnsweringRepository {
   async changeProfiles(articleIds: readonly string[], window: { from: Date; to: Date }, asOf: Date): Promise<Map<string, ChangeProfile>> {
     if (articleIds.length === 0) return new Map();
     const yearBefore = new Date(asOf.getTime() - 365 * 86_400_000);
-    const rows = await this.db.run<{ id: string; facts: Record<string, unknown>[]; sentenceChanges: number; recent: number }>(
+    const rows = await this.db.run<{ id: string; facts: Record<string, unknown>[]; sentenceChanges: number; recent: number; added: boolean }>(
       `UNWIND $ids AS id
        CALL (id) {
          OPTIONAL MATCH (:Article {id: id})-[:HAS_FACT]->(f:Fact)
@@ -61,11 +63,16 @@ export class AnsweringRepository {
          RETURN count(e) AS sentenceChanges
        }
        CALL (id) {
+         OPTIONAL MATCH (e:ChangeEvent {articleId: id, kind: 'ARTICLE_ADDED'})
+         WHERE e.at > $from AND e.at <= $to
+         RETURN count(e) > 0 AS added
+       }
+       CALL (id) {
          OPTIONAL MATCH (e:ChangeEvent {articleId: id})
          WHERE e.at > $yearBefore AND e.at <= $asOf AND e.kind IN ['FACT_UPDATED', 'SENTENCE_CHANGED']
          RETURN count(e) AS recent
        }
-       RETURN id, facts, sentenceChanges, recent`,
+       RETURN id, facts, sentenceChanges, recent, added`,
       {
         ids: articleIds,
         from: toNeo4jDateTime(window.from),
@@ -81,6 +88,7 @@ export class AnsweringRepository {
           changedFacts: row.facts.map(toFact),
           sentenceChanges: row.sentenceChanges,
           recentRevisions: row.recent,
+          added: row.added,
         },
       ]),
     );

@@ -25,6 +25,11 @@ export interface DecisionInput {
   unknownNames: readonly string[];
 }
 
+/** Two versions of one fact: the same attribute of the same subject, whatever its value. */
+export function sameSubjectAndAttribute(a: FactRecord, b: FactRecord): boolean {
+  return a.subject === b.subject && a.attribute === b.attribute;
+}
+
 export function decideRetrieval(input: DecisionInput): Decision {
   const { question, asOf, cutoff, subjects, profiles, memoryFact } = input;
   const cues: string[] = [];
@@ -46,10 +51,11 @@ export function decideRetrieval(input: DecisionInput): Decision {
     );
     if (facts.length > 0) cues.push(`${subject.title}: facts changed between cutoff and asOf: ${[...new Set(facts)].join(', ')}`);
     if (profile.sentenceChanges > 0) cues.push(`${subject.title}: ${profile.sentenceChanges} sentence changes between cutoff and asOf`);
+    if (profile.added) needs.push(`${subject.title} was first stored between cutoff and asOf`);
   }
   if (memoryFact !== null) {
     // The graph knows exactly whether the asked fact changed; other changes of the article do not matter.
-    const changed = changedSince.some((fact) => fact.subject === memoryFact.subject && fact.attribute === memoryFact.attribute);
+    const changed = changedSince.some((fact) => sameSubjectAndAttribute(fact, memoryFact));
     if (changed) needs.push(`the asked fact "${memoryFact.attribute}" of ${memoryFact.subject} changed after the cutoff`);
     else cues.push(`the generator's knowledge holds "${memoryFact.attribute}" of ${memoryFact.subject}, unchanged since`);
   } else if (subjects.length > 0) {

@@ -10,7 +10,7 @@ import { isoDay, isValidAt } from '../domain/time.js';
 import { SearchUnit } from '../retrieval/retriever.js';
 import { ASK_LIMITS, AskInputError, checkRequest } from './askInput.js';
 import { analyseInConversation, continuation, conversationSummary } from './conversation.js';
-import { decideRetrieval } from './decision.js';
+import { decideRetrieval, sameSubjectAndAttribute } from './decision.js';
 import { describedBy, type DescribedSubject } from './describedSubject.js';
 import { unlinkedOwners } from './unlinkedOwners.js';
 import { documentEvidence, factEvidence } from './evidence.js';
@@ -306,7 +306,11 @@ export class QuestionPlanner {
         const plans = await Promise.all(
           instants.instants.map(async (instant): Promise<InstantPlan> => {
             const profiles = profilesAt.get(instant.getTime())!;
-            let factMatch = await match(instant);
+            const matched = await match(instant);
+            // The cutoff's match is what the generator remembers of *this* question only when it is the same fact:
+            // an article new since the cutoff ("Real Sociedad") matched another subject's fact then.
+            const remembered = memoryFact && (!matched || sameSubjectAndAttribute(matched.fact, memoryFact)) ? memoryFact : null;
+            let factMatch = matched;
             const beside =
               factMatch && analysis.neighbour
                 ? neighbourOfNamed(versions.get(factMatch.fact.subject) ?? [], factMatch.fact, analysis.neighbour, instant)
@@ -333,7 +337,7 @@ export class QuestionPlanner {
               cutoff,
               subjects: linked,
               profiles,
-              memoryFact: analysis.asksForEarlier || analysis.neighbour || scope?.kind === TimeScopeKind.FIRST ? null : memoryFact,
+              memoryFact: analysis.asksForEarlier || analysis.neighbour || scope?.kind === TimeScopeKind.FIRST ? null : remembered,
               generatorHasOwnKnowledge: generator.name !== 'extractive',
               unknownNames,
             });
@@ -360,7 +364,7 @@ export class QuestionPlanner {
               formerValues: asked ? formerValues(versions.get(asked.subject) ?? [], asked, instant) : [],
               namedYearValue: asked && !scope ? valueOfNamedYear(versions.get(asked.subject) ?? [], asked, analysis.years, instant) : null,
               described,
-              memoryFact,
+              memoryFact: remembered,
               conversationEvidence: continued.evidence,
               decision: settledDecision(decision, mode, { turns, summary, covered: continued.covered, cues: continued.cues }),
               period: null,

@@ -14,7 +14,7 @@ import type { QaItem } from '../../eval/qaFile.js';
 import { SearchMode, SearchUnit } from '../../src/retrieval/retriever.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { startChatServer } from '../support/chatServer.js';
-import { execute, ingestDemo, openTestRuntime } from '../support/runtime.js';
+import { article, day, execute, ingestDemo, openTestRuntime } from '../support/runtime.js';
 
 describe('ask on the demo corpus', () => {
   let runtime: Runtime;
@@ -464,5 +464,18 @@ describe('ask on the demo corpus', () => {
     const { model } = await trainGateModel(rows, { precision: 0.9, features: READING_GATE_FEATURES, hidden: 0 });
     const readingGate = CertaintyGate.fromModel(model, READING_GATE_FEATURES, 'chronoql train-reading-gate');
     assert.equal((await readingGate.score([barnier!.features])).length, 1);
+  });
+
+  // Last: it adds an article to the demo store.
+  it("ADAPTIVE answers of an article new since the cutoff from it, not from another subject's remembered fact", async () => {
+    await runtime.services.ingest.ingest(
+      [article('Real Sociedad', 'Imanol Alguacil has been head coach of Real Sociedad since 2018.', { 'Head coach': 'Imanol Alguacil' })],
+      { takenAt: day('2025-02-01'), source: 'test' },
+    );
+    await runtime.services.retrieval.catchUp();
+    const { data } = await execute(runtime, ASK, { q: 'Who is the head coach of Real Sociedad?', asOf: '2025-02-01', mode: 'ADAPTIVE' });
+    assert.equal(data.ask.decision.action, 'RETRIEVE');
+    assert.ok(data.ask.decision.cues.includes('Real Sociedad was first stored between cutoff and asOf'), data.ask.decision.cues.join('; '));
+    assert.equal(data.ask.text, 'Imanol Alguacil');
   });
 });

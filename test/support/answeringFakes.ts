@@ -209,7 +209,10 @@ export function fakePorts(
                 f.subject === id &&
                 ((f.validFrom > window.from && f.validFrom <= window.to) || (f.validTo && f.validTo > window.from && f.validTo <= window.to)),
             );
-            return [id, { changedFacts: changed, sentenceChanges: 0, recentRevisions: changed.length }];
+            const article = world.articles.find((a) => a.id === id);
+            const first = Math.min(...[...(article?.facts ?? []), ...(article?.passages ?? [])].map(({ from }) => day(from).getTime()));
+            const added = first > window.from.getTime() && first <= window.to.getTime();
+            return [id, { changedFacts: changed, sentenceChanges: 0, recentRevisions: changed.length, added }];
           }),
         ),
       factsByIds: async (ids) => new Map(facts.filter((f) => ids.includes(f.id)).map((f) => [f.id, f])),

@@ -308,6 +308,34 @@ describe('ask, stage by stage, on fakes', () => {
     assert.equal(answer.guess, 'Élisabeth Borne', 'of the four, the one that held longest in the scope: January to July 2024');
   });
 
+  it("does not take another subject's fact at the cutoff for what the generator knows of an article new since", async () => {
+    const clubs: FakeWorld = {
+      snapshots: ['2023-07-01', '2024-07-01'],
+      articles: [
+        {
+          id: 'Real Madrid',
+          facts: [{ attribute: 'Head coach', value: 'Carlo Ancelotti', from: '2023-07-01' }],
+          passages: [{ text: 'The head coach of Real Madrid is Carlo Ancelotti.', from: '2023-07-01' }],
+        },
+        {
+          id: 'Real Sociedad',
+          facts: [{ attribute: 'Head coach', value: 'Imanol Alguacil', from: '2024-07-01' }],
+          passages: [{ text: 'The head coach of Real Sociedad is Imanol Alguacil.', from: '2024-07-01' }],
+        },
+      ],
+    };
+    const ports = fakePorts(clubs);
+    const [asked] = await new QuestionPlanner(ports).plan(
+      [{ question: 'Who is the head coach of Real Sociedad?', asOf: new Date('2024-08-01') }],
+      new Date(),
+      'ask',
+    );
+    assert.equal(asked!.plans[0]!.memoryFact, null);
+    assert.ok(asked!.plans[0]!.decision.cues.includes('Real Sociedad was first stored between cutoff and asOf'), asked!.plans[0]!.decision.cues.join('; '));
+    const answer = await ask({ question: 'Who is the head coach of Real Sociedad?', asOf: new Date('2024-08-01') }, ports);
+    assert.equal(answer.text, 'Imanol Alguacil');
+  });
+
   it('answers closed book in NEVER mode, never gated', async () => {
     const answer = await ask({ question: 'Who is the prime minister of France?', asOf: new Date('2024-10-01'), retrieval: RetrievalMode.NEVER });
     assert.equal(answer.rounds.length, 0);
