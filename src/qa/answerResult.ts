@@ -239,7 +239,7 @@ function answerFrom(
       typeMisfit(plan.question.answerType, chosen.answer, chosen.evidence.text) ??
       quizObjection(plan.question.text, chosen.answer, chosen.evidence.text) ??
       changedSinceNamedYear(plan, chosen.answer) ??
-      ownerObjection(plan.unlinkedOwners, chosen.evidence.text) ??
+      ownerObjection(plan.unlinkedOwners, chosen.answer, chosen.evidence.text) ??
       linkedOwnerObjection(plan.question.text, plan.subjects, chosen.evidence) ??
       (plan.described && isDescribed(chosen.answer, plan.described.value)
         ? `the question names "${plan.described.value}" by one of its facts, and asks something else of it`

@@ -6,6 +6,7 @@
  * one read from another article than the owner's ("Who is France's finance minister?" was answered
  * from Germany's page with its finance minister, adopted at 0.98).
  */
+import { splitSentences } from '../ingest/sentenceSplitter.js';
 import { countryNamesOf } from '../text/countries.js';
 import { holdsWords, normalizeAnswer, spacedWords } from '../text/normalize.js';
 import type { LinkedSubject } from './subjects.js';
@@ -13,15 +14,56 @@ import type { LinkedSubject } from './subjects.js';
 /** "Trump's" is normalised to "trump s". */
 const ownsSomething = (words: string, name: string): boolean => holdsWords(words, `${name} s`);
 
-/** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's") or after "of" ("the captain of Manchester City"). */
-export function unlinkedOwners(question: string, unknownNames: readonly string[]): string[] {
-  const words = spacedWords(question);
-  return unknownNames.filter((name) => ownsSomething(words, name) || holdsWords(words, `of ${name}`));
+/** Words after "who" that make no verb of their own: "Who is Manchester City's captain?" asks of the name only by its possessive. */
+const AUXILIARIES = new Set([
+  'is',
+  'was',
+  'are',
+  'were',
+  'will',
+  'would',
+  'do',
+  'does',
+  'did',
+  'has',
+  'have',
+  'had',
+  'can',
+  'could',
+  'should',
+  'may',
+  'might',
+  's',
+]);
+
+/** "Who manages Manchester City?": the name is the object of the question's verb. */
+function objectOfVerb(words: string, name: string): boolean {
+  const [, wh, verb] = words.split(' ');
+  return (wh === 'who' || wh === 'what') && verb !== undefined && !AUXILIARIES.has(verb) && words.startsWith(` ${wh} ${verb} ${name} `);
 }
 
-/** Why an answer read from `evidenceText` does not answer a question about `owners`; null when the text names each of them. */
-export function ownerObjection(owners: readonly string[], evidenceText: string): string | null {
-  const words = spacedWords(evidenceText);
+/** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's"), after "of" ("the captain of Manchester City") or as its verb's object ("Who manages Manchester City?"). */
+export function unlinkedOwners(question: string, unknownNames: readonly string[]): string[] {
+  const words = spacedWords(question);
+  return unknownNames.filter((name) => ownsSomething(words, name) || holdsWords(words, `of ${name}`) || objectOfVerb(words, name));
+}
+
+/**
+ * The words an answer was read in: each sentence of `text` that holds it, with the one before it (where "his" or
+ * "the club" points); the whole text when no sentence holds it. A passage naming the owner elsewhere ("defeating
+ * Manchester City in the final") does not make its manager Manchester City's.
+ */
+function wordsAround(answer: string, text: string): string {
+  const sentences = splitSentences(text).map((sentence) => spacedWords(sentence.text));
+  const said = normalizeAnswer(answer);
+  const around = sentences.flatMap((sentence, i) => (holdsWords(sentence, said) ? [sentences[i - 1] ?? '', sentence] : []));
+  return around.length > 0 ? around.join('') : spacedWords(text);
+}
+
+/** Why `answer`, read from `evidenceText`, does not answer a question about `owners`; null when the words it was read in name each of them. */
+export function ownerObjection(owners: readonly string[], answer: string, evidenceText: string): string | null {
+  if (owners.length === 0) return null;
+  const words = wordsAround(answer, evidenceText);
   const unnamed = owners.filter((owner) => !holdsWords(words, owner));
   return unnamed.length === 0
     ? null

@@ -184,6 +184,23 @@ describe('ask, stage by stage, on fakes', () => {
     assert.match(ofBrazil.decision.cues.join(' '), /asks something of "brazil"/, 'a name after "of" is asked something of too');
     const linked = await ask({ question: "Who is Argentina's vice president?", asOf: new Date('2025-01-16') }, fakePorts(argentina));
     assert.deepEqual([linked.guess, linked.adopted], ['Victoria Villarruel', true], 'an owner an article is about is no stranger');
+    const club: FakeWorld = {
+      snapshots: ['2024-07-01'],
+      articles: [
+        {
+          id: 'Manchester United',
+          facts: [{ attribute: 'Manager', value: 'Erik ten Hag', from: '2024-07-01' }],
+          passages: [{ text: 'Erik ten Hag has been manager since 2022. In May 2024 the club beat Manchester City in the final.', from: '2024-07-01' }],
+        },
+      ],
+    };
+    const managed = await ask({ question: 'Who manages Manchester City?', asOf: new Date('2025-01-16') }, fakePorts(club));
+    assert.equal(managed.adopted, false, `got ${managed.guess}`);
+    assert.match(
+      managed.decision.cues.join(' '),
+      /asks something of "manchester city"/,
+      "so is the object of the question's verb; the passage names it, but not where the answer was read",
+    );
   });
 
   it('knows a name the facts give as an attribute, though no text writes it ("CTO", "VP" for Vice President)', async () => {
