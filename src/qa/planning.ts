@@ -19,7 +19,7 @@ import type { Generator } from './generators/types.js';
 import type { AnsweringPorts } from './ports.js';
 import { analyseQuestion, namedNeighbour, questionNames, type QuestionAnalysis } from './question.js';
 import { namesAnAttribute } from './roleAcronyms.js';
-import { namesBesideTitles, respell, type LinkedSubject } from './subjects.js';
+import { namedBeyondRoles, namesBesideTitles, respell, type LinkedSubject } from './subjects.js';
 import { StoreNames } from './storeNames.js';
 import { anchorsInText, type PlanAnchor } from './textAnchors.js';
 import type { Period } from './textTime.js';
@@ -247,7 +247,7 @@ export class QuestionPlanner {
     const read = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
       const summary = conversationSummary(turns);
-      const linked = subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false });
+      const linked = namedBeyondRoles(subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false }), this.names.names());
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!, scope?.text);
       const unlinkedNames = [...names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word))), ...namesBesideTitles(names, linked)];

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { exactMatch, f1Score, matchAccuracy } from '../../src/qa/answerMetrics.js';
 import { trainSoftmaxRegression } from '../../src/learning/softmaxRegression.js';
 import { analyseQuestion, expectedAnswerType, questionNames } from '../../src/qa/question.js';
-import { namesBesideTitles, respell, SubjectIndex } from '../../src/qa/subjects.js';
+import { namedBeyondRoles, namesBesideTitles, respell, SubjectIndex } from '../../src/qa/subjects.js';
 import { roleAgreement } from '../../src/qa/roleAcronyms.js';
 import { typeMisfit } from '../../src/qa/typeMisfit.js';
 import { linkedOwnerObjection } from '../../src/qa/unlinkedOwners.js';
@@ -170,6 +170,20 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(beside('Who manages Man Utd?'), [], 'a short form linking read as the title word');
     assert.deepEqual(beside('Who is the champion of the UEFA Champions League?'), [], 'an inflected title word');
     assert.deepEqual(beside('Who chairs the Cambodian Senate?'), [], 'a demonym is no title word');
+  });
+
+  it('does not link a title a question names only by a role: "the uefa president" is not the President of Argentina', () => {
+    const index = new SubjectIndex(
+      ['President of Argentina', 'President of the European Council', 'Manchester United F.C.', 'Bank of England'].map((title) => ({ id: title, title })),
+    );
+    const attributes = ['President', 'Vice President', 'Manager', 'Captain', 'Bank Rate'];
+    const named = (question: string): string[] => namedBeyondRoles(index.link(question), attributes).map((subject) => subject.title);
+    assert.deepEqual(named("Who's the UEFA president?"), []);
+    assert.deepEqual(named('Who is the president?'), []);
+    assert.deepEqual(named("Who is Argentina's president?"), ['President of Argentina']);
+    assert.deepEqual(named('Who is the President of the European Council?'), ['President of the European Council'], 'the whole title, though all role words');
+    assert.deepEqual(named('Who is the Manchester United manager?'), ['Manchester United F.C.']);
+    assert.deepEqual(named('Who is the governor of the bank?'), ['Bank of England'], 'a role is the head of an attribute\'s name, not "bank" of "Bank Rate"');
   });
 
   it('tells the role an acronym names from another of its shape, and a role from another of its head: the CFO is not the CEO', () => {
