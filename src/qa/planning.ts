@@ -247,7 +247,7 @@ export class QuestionPlanner {
     const read = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
       const summary = conversationSummary(turns);
-      const linked = namedBeyondRoles(subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false }), this.names.names());
+      const linked = namedBeyondRoles(subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false }), this.names.roleWords());
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!, scope?.text);
       const unlinkedNames = [...names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word))), ...namesBesideTitles(names, linked)];

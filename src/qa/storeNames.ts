@@ -1,13 +1,14 @@
 import type { AttributeVocabulary } from './factLinker.js';
 import type { FactSource } from './ports.js';
-import { SubjectIndex } from './subjects.js';
+import { roleWordsOf, SubjectIndex } from './subjects.js';
 
 /**
  * The names questions are linked against: the store's article titles, as a SubjectIndex, and the
- * attribute names of its facts. Read once per store version (a snapshot added, or completed).
+ * attribute names of its facts with their role words. Read once per store version (a snapshot
+ * added, or completed).
  */
 export class StoreNames implements AttributeVocabulary {
-  private current: { version: string; index: SubjectIndex; attributes: string[]; together: Map<string, boolean> } | null = null;
+  private current: { version: string; index: SubjectIndex; attributes: string[]; roleWords: Set<string>; together: Map<string, boolean> } | null = null;
 
   constructor(private readonly facts: Pick<FactSource, 'articleTitles' | 'attributeNames' | 'attributesHeldTogether'>) {}
 
@@ -18,6 +19,11 @@ export class StoreNames implements AttributeVocabulary {
 
   names(): string[] {
     return this.current?.attributes ?? [];
+  }
+
+  /** The heads of the attribute names read last (subjects.ts roleWordsOf). */
+  roleWords(): ReadonlySet<string> {
+    return this.current?.roleWords ?? new Set();
   }
 
   async heldTogether(first: string, second: string): Promise<boolean> {
@@ -33,7 +39,7 @@ export class StoreNames implements AttributeVocabulary {
   async at(version: string): Promise<SubjectIndex> {
     if (this.current?.version !== version) {
       const [titles, attributes] = await Promise.all([this.facts.articleTitles(), this.facts.attributeNames()]);
-      this.current = { version, index: new SubjectIndex(titles), attributes, together: new Map() };
+      this.current = { version, index: new SubjectIndex(titles), attributes, roleWords: roleWordsOf(attributes), together: new Map() };
     }
     return this.current.index;
   }

@@ -365,19 +365,17 @@ export function namesBesideTitles(names: readonly string[], linked: readonly Lin
   });
 }
 
-const roleWordsOf = new WeakMap<readonly string[], Set<string>>();
+/** The heads of attribute names, which say a role ("president" of "FIFA President"); their modifiers may name anything ("Bank Rate"). */
+export function roleWordsOf(attributeNames: readonly string[]): Set<string> {
+  return new Set(attributeNames.map((name) => normalizeAnswer(name).split(' ').at(-1)!));
+}
 
 /**
- * The linked subjects a question names by more than a role: a title named only by the heads of the
- * store's attribute names ("President of Argentina" by "president" in "who's the uefa president?")
- * is whichever thing has that role, not this one, unless the question names the whole title.
+ * The linked subjects a question names by more than a role: a title named only by role words
+ * (roleWordsOf the store's attribute names: "President of Argentina" by "president" in "who's the
+ * uefa president?") is whichever thing has that role, not this one, unless the question names the
+ * whole title.
  */
-export function namedBeyondRoles(linked: readonly LinkedSubject[], attributeNames: readonly string[]): LinkedSubject[] {
-  let roleWords = roleWordsOf.get(attributeNames);
-  if (!roleWords) {
-    // The head of a name says the role ("president" of "FIFA President"); its modifiers may name anything ("Bank Rate").
-    roleWords = new Set(attributeNames.map((name) => normalizeAnswer(name).split(' ').at(-1)!));
-    roleWordsOf.set(attributeNames, roleWords);
-  }
+export function namedBeyondRoles(linked: readonly LinkedSubject[], roleWords: ReadonlySet<string>): LinkedSubject[] {
   return linked.filter((subject) => subject.coverage >= 1 || !subject.words.every((word) => TITLE_FILLER.has(word) || roleWords.has(word)));
 }

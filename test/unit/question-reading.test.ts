@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { exactMatch, f1Score, matchAccuracy } from '../../src/qa/answerMetrics.js';
 import { trainSoftmaxRegression } from '../../src/learning/softmaxRegression.js';
 import { analyseQuestion, expectedAnswerType, questionNames } from '../../src/qa/question.js';
-import { namedBeyondRoles, namesBesideTitles, respell, SubjectIndex } from '../../src/qa/subjects.js';
+import { namedBeyondRoles, namesBesideTitles, respell, roleWordsOf, SubjectIndex } from '../../src/qa/subjects.js';
 import { roleAgreement } from '../../src/qa/roleAcronyms.js';
 import { typeMisfit } from '../../src/qa/typeMisfit.js';
 import { linkedOwnerObjection } from '../../src/qa/unlinkedOwners.js';
@@ -176,8 +176,8 @@ describe('answer metrics and question reading', () => {
     const index = new SubjectIndex(
       ['President of Argentina', 'President of the European Council', 'Manchester United F.C.', 'Bank of England'].map((title) => ({ id: title, title })),
     );
-    const attributes = ['President', 'Vice President', 'Manager', 'Captain', 'Bank Rate'];
-    const named = (question: string): string[] => namedBeyondRoles(index.link(question), attributes).map((subject) => subject.title);
+    const roleWords = roleWordsOf(['President', 'Vice President', 'Manager', 'Captain', 'Bank Rate']);
+    const named = (question: string): string[] => namedBeyondRoles(index.link(question), roleWords).map((subject) => subject.title);
     assert.deepEqual(named("Who's the UEFA president?"), []);
     assert.deepEqual(named('Who is the president?'), []);
     assert.deepEqual(named("Who is Argentina's president?"), ['President of Argentina']);
