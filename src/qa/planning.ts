@@ -214,7 +214,7 @@ export class QuestionPlanner {
     const latest = snapshots[snapshots.length - 1]!;
     const snapshotDates = snapshots.map((snapshot) => snapshot.takenAt);
     // Keyed by status too: an article list read while a snapshot is still being ingested is partial.
-    const subjects = await this.names.at(`${latest.id}:${latest.status}`);
+    const { index: subjects, roleWords } = await this.names.at(`${latest.id}:${latest.status}`);
     const checked = requests.map((request, index) => {
       const at = requests.length === 1 && where === 'ask' ? '' : `${where}[${index}].`;
       let generator: Generator;
@@ -247,7 +247,7 @@ export class QuestionPlanner {
     const read = checked.map(({ question, asOf, turns }, index) => {
       const scope = readTimeScope(question, asOf);
       const summary = conversationSummary(turns);
-      const linked = namedBeyondRoles(subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false }), this.names.roleWords());
+      const linked = namedBeyondRoles(subjects.link(`${summary} ${respelled[index]}`, { acrossTypos: false }), roleWords);
       const linkedWords = new Set(linked.flatMap((subject) => subject.words));
       const names = questionNames(analyses[index]!, scope?.text);
       const unlinkedNames = [...names.filter((name) => !name.split(' ').some((word) => linkedWords.has(word))), ...namesBesideTitles(names, linked)];

@@ -21,11 +21,6 @@ export class StoreNames implements AttributeVocabulary {
     return this.current?.attributes ?? [];
   }
 
-  /** The heads of the attribute names read last (subjects.ts roleWordsOf). */
-  roleWords(): ReadonlySet<string> {
-    return this.current?.roleWords ?? new Set();
-  }
-
   async heldTogether(first: string, second: string): Promise<boolean> {
     const key = JSON.stringify([first, second].sort());
     const known = this.current?.together.get(key);
@@ -35,12 +30,16 @@ export class StoreNames implements AttributeVocabulary {
     return together;
   }
 
-  /** The titles of the store at `version`, read again when it differs from the last one read. */
-  async at(version: string): Promise<SubjectIndex> {
+  /**
+   * The titles of the store at `version` and the heads of its attribute names (subjects.ts
+   * roleWordsOf), read again when it differs from the last one read; one version's both, though
+   * another request reads a newer one meanwhile.
+   */
+  async at(version: string): Promise<{ index: SubjectIndex; roleWords: ReadonlySet<string> }> {
     if (this.current?.version !== version) {
       const [titles, attributes] = await Promise.all([this.facts.articleTitles(), this.facts.attributeNames()]);
       this.current = { version, index: new SubjectIndex(titles), attributes, roleWords: roleWordsOf(attributes), together: new Map() };
     }
-    return this.current.index;
+    return { index: this.current.index, roleWords: this.current.roleWords };
   }
 }

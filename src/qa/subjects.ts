@@ -365,17 +365,35 @@ export function namesBesideTitles(names: readonly string[], linked: readonly Lin
   });
 }
 
-/** The heads of attribute names, which say a role ("president" of "FIFA President"); their modifiers may name anything ("Bank Rate"). */
+/** Words after an office's head that leave it the head: "President-elect", "Director-General", "Governor General". */
+const AFTER_HEAD = new Set(['elect', 'designate', 'general']);
+/** Words that end a name without being its head: "Opened by", "Named after". */
+const NO_HEAD = new Set(['by', 'after', 'for', 'from', 'to', 'in', 'on', 'at', 'with']);
+
+/**
+ * The heads of attribute names, which say a role ("president" of "FIFA President"); their
+ * modifiers may name anything ("Bank Rate"). The head of "Party of the prime minister" is "party".
+ */
 export function roleWordsOf(attributeNames: readonly string[]): Set<string> {
-  return new Set(attributeNames.map((name) => normalizeAnswer(name).split(' ').at(-1)!));
+  const heads = attributeNames.map((name) => {
+    const words = normalizeAnswer(name).split(/ of /)[0]!.split(' ').filter(Boolean);
+    while (words.length > 1 && AFTER_HEAD.has(words.at(-1)!)) words.pop();
+    return words.at(-1);
+  });
+  return new Set(heads.filter((head): head is string => head !== undefined && !NO_HEAD.has(head)));
 }
 
 /**
  * The linked subjects a question names by more than a role: a title named only by role words
  * (roleWordsOf the store's attribute names: "President of Argentina" by "president" in "who's the
  * uefa president?") is whichever thing has that role, not this one, unless the question names the
- * whole title.
+ * whole title. A question word counts as the role only where the title holds it as written: "Champion
+ * League" names "UEFA Champions League" by more than the role "Champion".
  */
 export function namedBeyondRoles(linked: readonly LinkedSubject[], roleWords: ReadonlySet<string>): LinkedSubject[] {
-  return linked.filter((subject) => subject.coverage >= 1 || !subject.words.every((word) => TITLE_FILLER.has(word) || roleWords.has(word)));
+  return linked.filter((subject) => {
+    if (subject.coverage >= 1) return true;
+    const titleWords = new Set(nameWords(subject.title));
+    return !subject.words.every((word) => TITLE_FILLER.has(word) || (roleWords.has(word) && titleWords.has(word)));
+  });
 }

@@ -176,7 +176,7 @@ describe('answer metrics and question reading', () => {
     const index = new SubjectIndex(
       ['President of Argentina', 'President of the European Council', 'Manchester United F.C.', 'Bank of England'].map((title) => ({ id: title, title })),
     );
-    const roleWords = roleWordsOf(['President', 'Vice President', 'Manager', 'Captain', 'Bank Rate']);
+    const roleWords = roleWordsOf(['President', 'Vice President', 'Manager', 'Captain', 'Bank Rate', 'Champion', 'League']);
     const named = (question: string): string[] => namedBeyondRoles(index.link(question), roleWords).map((subject) => subject.title);
     assert.deepEqual(named("Who's the UEFA president?"), []);
     assert.deepEqual(named('Who is the president?'), []);
@@ -184,6 +184,21 @@ describe('answer metrics and question reading', () => {
     assert.deepEqual(named('Who is the President of the European Council?'), ['President of the European Council'], 'the whole title, though all role words');
     assert.deepEqual(named('Who is the Manchester United manager?'), ['Manchester United F.C.']);
     assert.deepEqual(named('Who is the governor of the bank?'), ['Bank of England'], 'a role is the head of an attribute\'s name, not "bank" of "Bank Rate"');
+    const leagues = new SubjectIndex([{ id: 'UEFA Champions League', title: 'UEFA Champions League' }]);
+    assert.deepEqual(
+      namedBeyondRoles(leagues.link('Who won the Champion League?'), roleWords).map((subject) => subject.title),
+      ['UEFA Champions League'],
+      'a role word the title does not hold as written ("Champions") names the title',
+    );
+  });
+
+  it('reads the head of an attribute name as its role word', () => {
+    assert.deepEqual(
+      [
+        ...roleWordsOf(['FIFA President', 'President-elect', 'Director-General', 'Party of the prime minister', 'Opened by', 'Named after', 'Bank Rate']),
+      ].sort(),
+      ['director', 'party', 'president', 'rate'],
+    );
   });
 
   it('tells the role an acronym names from another of its shape, and a role from another of its head: the CFO is not the CEO', () => {
