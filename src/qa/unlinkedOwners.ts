@@ -20,7 +20,9 @@ const AUXILIARIES = new Set([
   'was',
   'are',
   'were',
+  'am',
   'will',
+  'shall',
   'would',
   'do',
   'does',
@@ -31,21 +33,39 @@ const AUXILIARIES = new Set([
   'can',
   'could',
   'should',
+  'must',
   'may',
   'might',
   's',
 ]);
+/** Auxiliaries that make what follows a name a noun of it: "Who is Manchester City manager?". */
+const COPULAS = new Set(['is', 'was', 'are', 'were', 's']);
+/** Words between "who" and its verb that are no verb either: "Who currently manages …". */
+const ADVERBS = new Set(['now', 'currently', 'presently', 'still', 'also', 'then']);
 
-/** "Who manages Manchester City?": the name is the object of the question's verb. */
-function objectOfVerb(words: string, name: string): boolean {
-  const [, wh, verb] = words.split(' ');
-  return (wh === 'who' || wh === 'what') && verb !== undefined && !AUXILIARIES.has(verb) && words.startsWith(` ${wh} ${verb} ${name} `);
+/**
+ * Whether the question asks something of `name` by its verb: as the verb's object ("Who manages
+ * Manchester City?", "Who is managing …", "Who currently manages …") or, after "is" or "was", as
+ * the owner of the noun that follows ("Who is Manchester City manager?"). "Who did Manchester City
+ * beat?" asks what the name did.
+ */
+function askedByVerb(words: string, name: string): boolean {
+  const [wh, ...rest] = words.trim().split(' ');
+  if (wh !== 'who' && wh !== 'what') return false;
+  const verbAt = rest.findIndex((word) => !AUXILIARIES.has(word) && !ADVERBS.has(word));
+  if (verbAt < 0) return false;
+  const startsWithName = (from: number): boolean => ` ${rest.slice(from).join(' ')} `.startsWith(` ${name} `);
+  if (!startsWithName(verbAt)) return startsWithName(verbAt + 1);
+  const before = rest.slice(0, verbAt);
+  return (
+    before.some((word) => COPULAS.has(word)) && before.every((word) => COPULAS.has(word) || ADVERBS.has(word)) && rest.length > verbAt + name.split(' ').length
+  );
 }
 
-/** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's"), after "of" ("the captain of Manchester City") or as its verb's object ("Who manages Manchester City?"). */
+/** Of the question's names that no article is titled with, those it asks something of: written possessively ("Trump's"), after "of" ("the captain of Manchester City") or by its verb (askedByVerb). */
 export function unlinkedOwners(question: string, unknownNames: readonly string[]): string[] {
   const words = spacedWords(question);
-  return unknownNames.filter((name) => ownsSomething(words, name) || holdsWords(words, `of ${name}`) || objectOfVerb(words, name));
+  return unknownNames.filter((name) => ownsSomething(words, name) || holdsWords(words, `of ${name}`) || askedByVerb(words, name));
 }
 
 /**

@@ -201,6 +201,11 @@ describe('ask, stage by stage, on fakes', () => {
       /asks something of "manchester city"/,
       "so is the object of the question's verb; the passage names it, but not where the answer was read",
     );
+    for (const question of ['Who is managing Manchester City?', 'Who currently manages Manchester City?', 'Who is Manchester City manager?']) {
+      const asked = await ask({ question, asOf: new Date('2025-01-16') }, fakePorts(club));
+      assert.equal(asked.adopted, false, `${question} got ${asked.guess}`);
+      assert.match(asked.decision.cues.join(' '), /asks something of "manchester city"/, question);
+    }
   });
 
   it('knows a name the facts give as an attribute, though no text writes it ("CTO", "VP" for Vice President)', async () => {
