@@ -64,8 +64,9 @@ export class AnsweringRepository {
        }
        CALL (id) {
          OPTIONAL MATCH (e:ChangeEvent {articleId: id, kind: 'ARTICLE_ADDED'})
-         WHERE e.at > $from AND e.at <= $to
-         RETURN count(e) > 0 AS added
+         WHERE e.at <= $to
+         WITH min(e.at) AS first
+         RETURN first IS NOT NULL AND first > $from AS added
        }
        CALL (id) {
          OPTIONAL MATCH (e:ChangeEvent {articleId: id})

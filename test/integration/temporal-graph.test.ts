@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { AnsweringRepository } from '../../src/graph/answeringRepository.js';
 import { countNodes } from '../../src/graph/maintenance.js';
 import { IngestLeaseLostError, InvalidSnapshotError, SnapshotOrderError } from '../../src/ingest/errors.js';
 import { readSnapshotFile } from '../../src/ingest/snapshotReader.js';
@@ -247,6 +248,18 @@ describe('temporal knowledge graph', () => {
     assert.equal(data.article.after, null);
     assert.deepEqual(data.article.facts, []);
     assert.deepEqual(data.changes.edges, [{ node: { articleId: 'Mount Everest', at: '2025-01-01T00:00:00.000Z' } }]);
+  });
+
+  it('counts an article as added in a window only when it was first stored in it, not when a removed one comes back', async () => {
+    await ingestBoth();
+    await runtime.services.ingest.ingest([FRANCE_2024_10], { takenAt: day('2025-01-01'), source: 'test', complete: true });
+    await runtime.services.ingest.ingest([FRANCE_2024_10, EVEREST], { takenAt: day('2025-03-01'), source: 'test', complete: true });
+    const added = async (from: string): Promise<boolean | undefined> =>
+      (await new AnsweringRepository(runtime.services.db).changeProfiles(['Mount Everest'], { from: day(from), to: day('2025-04-01') }, day('2025-04-01'))).get(
+        'Mount Everest',
+      )?.added;
+    assert.equal(await added('2024-12-01'), false, 'stored since 2024-07-01, removed and back on 2025-03-01');
+    assert.equal(await added('2024-06-01'), true);
   });
 
   it('pages articles and changes as Relay connections', async () => {
