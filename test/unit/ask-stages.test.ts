@@ -330,7 +330,7 @@ describe('ask, stage by stage, on fakes', () => {
     assert.equal(answer.guess, 'Élisabeth Borne', 'of the four, the one that held longest in the scope: January to July 2024');
   });
 
-  it("does not take another subject's fact at the cutoff for what the generator knows of an article new since", async () => {
+  it('retrieves for an article first stored since the cutoff, whose facts the generator cannot know', async () => {
     const clubs: FakeWorld = {
       snapshots: ['2023-07-01', '2024-07-01'],
       articles: [
@@ -356,6 +356,31 @@ describe('ask, stage by stage, on fakes', () => {
     assert.ok(asked!.plans[0]!.decision.cues.includes('Real Sociedad was first stored between cutoff and asOf'), asked!.plans[0]!.decision.cues.join('; '));
     const answer = await ask({ question: 'Who is the head coach of Real Sociedad?', asOf: new Date('2024-08-01') }, ports);
     assert.equal(answer.text, 'Imanol Alguacil');
+  });
+
+  it("does not take another attribute's fact at the cutoff for what the generator knows of an attribute new since", async () => {
+    const fed: FakeWorld = {
+      snapshots: ['2023-07-01', '2024-07-01'],
+      articles: [
+        {
+          id: 'Federal Reserve',
+          facts: [
+            { attribute: 'Vice Chair for Supervision', value: 'Michael Barr', from: '2023-07-01' },
+            { attribute: 'Vice Chair', value: 'Philip Jefferson', from: '2024-07-01' },
+          ],
+          passages: [
+            { text: 'Philip Jefferson is the Vice Chair of the Federal Reserve; Michael Barr is its Vice Chair for Supervision.', from: '2024-07-01' },
+          ],
+        },
+      ],
+    };
+    const [asked] = await new QuestionPlanner(fakePorts(fed)).plan(
+      [{ question: 'Who is the vice chair of the Federal Reserve?', asOf: new Date('2024-08-01') }],
+      new Date(),
+      'ask',
+    );
+    assert.equal(asked!.plans[0]!.factMatch?.fact.value, 'Philip Jefferson');
+    assert.equal(asked!.plans[0]!.memoryFact, null, 'the cutoff matched the Vice Chair for Supervision, another fact');
   });
 
   it('answers closed book in NEVER mode, never gated', async () => {
